@@ -1,0 +1,80 @@
+package v1alpha1
+
+// Labels Muster puts on every object it creates for a job. They are the
+// selector keys of the job's Service and of the operator's own cache.
+const (
+	// LabelJobName is the name of the owning TrainingJob.
+	LabelJobName = "muster.dev/job-name"
+	// LabelRole is the role the pod belongs to.
+	LabelRole = "muster.dev/role"
+	// LabelTaskIndex is the index of the pod's task within its role.
+	LabelTaskIndex = "muster.dev/task-index"
+	// LabelJobAttempt is the job attempt the pod was created for.
+	LabelJobAttempt = "muster.dev/attempt"
+	// LabelTaskAttempt counts the instances of a task: 1 for its first pod,
+	// 2 for the pod that replaced it, and so on.
+	LabelTaskAttempt = "muster.dev/task-attempt"
+
+	// AnnotationJobUID is the UID of the owning TrainingJob.
+	AnnotationJobUID = "muster.dev/job-uid"
+)
+
+// Environment variables Muster puts first in every container and init
+// container, so that user variables can refer to them as $(NAME).
+const (
+	EnvJobNamespace = "MUSTER_JOB_NAMESPACE"
+	EnvJobName      = "MUSTER_JOB_NAME"
+	EnvJobUID       = "MUSTER_JOB_UID"
+	EnvRoleName     = "MUSTER_ROLE_NAME"
+	EnvRoleReplicas = "MUSTER_ROLE_REPLICAS"
+	EnvTaskIndex    = "MUSTER_TASK_INDEX"
+	EnvJobAttempt   = "MUSTER_ATTEMPT_ID"
+	EnvTaskAttempt  = "MUSTER_TASK_ATTEMPT"
+	EnvPodName      = "MUSTER_POD_NAME"
+	EnvPodUID       = "MUSTER_POD_UID"
+	EnvServiceName  = "MUSTER_SERVICE_NAME"
+)
+
+// Condition types of a TrainingJob. See docs/state-machine.md.
+const (
+	// ConditionCreated is true once the operator has accepted the job and
+	// made its Service.
+	ConditionCreated = "Created"
+	// ConditionRunning is true while every task that should run has a
+	// running pod.
+	ConditionRunning = "Running"
+	// ConditionRestarting is true while failed tasks are being replaced.
+	ConditionRestarting = "Restarting"
+	// ConditionSuspended is true while spec.run.suspend holds the job with
+	// no pods.
+	ConditionSuspended = "Suspended"
+	// ConditionSucceeded is true once the job has finished successfully.
+	ConditionSucceeded = "Succeeded"
+	// ConditionFailed is true once the job has finished unsuccessfully.
+	ConditionFailed = "Failed"
+)
+
+// Reasons used in conditions and events.
+const (
+	ReasonCreated              = "Created"
+	ReasonPodsPending          = "PodsPending"
+	ReasonPodsRunning          = "PodsRunning"
+	ReasonTaskRestarting       = "TaskRestarting"
+	ReasonSuspended            = "Suspended"
+	ReasonResumed              = "Resumed"
+	ReasonCompletionPolicy     = "CompletionPolicyMet"
+	ReasonAllTasksCompleted    = "AllTasksCompleted"
+	ReasonBackoffLimitExceeded = "BackoffLimitExceeded"
+	ReasonPermanentExitCode    = "PermanentExitCode"
+	ReasonDeadlineExceeded     = "DeadlineExceeded"
+	ReasonPodCreateFailed      = "PodCreateFailed"
+	ReasonTTLExpired           = "TTLExpired"
+	ReasonNotFinished          = "NotFinished"
+)
+
+// DefaultBackoffLimit is the number of accountable restarts a job may make
+// when spec.run.backoffLimit is not set.
+const DefaultBackoffLimit int32 = 3
+
+// DefaultPyTorchPort is the port of the static PyTorch master.
+const DefaultPyTorchPort int32 = 23456

@@ -1,0 +1,204 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// JobPhase is a one-word summary of a job for people. Programs should read
+// the conditions.
+type JobPhase string
+
+// Job phases. See docs/state-machine.md for the transitions.
+const (
+	PhasePending    JobPhase = "Pending"
+	PhaseRunning    JobPhase = "Running"
+	PhaseRestarting JobPhase = "Restarting"
+	PhaseSuspended  JobPhase = "Suspended"
+	PhaseSucceeded  JobPhase = "Succeeded"
+	PhaseFailed     JobPhase = "Failed"
+)
+
+// TaskState is the state of one task.
+type TaskState string
+
+// Task states.
+const (
+	// TaskCreating: the task has no pod yet, or its pod is not in the
+	// operator's view yet.
+	TaskCreating TaskState = "Creating"
+	// TaskPending: the pod exists and has not started.
+	TaskPending TaskState = "Pending"
+	// TaskRunning: the pod is running.
+	TaskRunning TaskState = "Running"
+	// TaskRestarting: the pod ended and the operator decided to replace
+	// it. The decision is written before the pod is deleted.
+	TaskRestarting TaskState = "Restarting"
+	// TaskSucceeded: the pod exited 0 and will not be replaced.
+	TaskSucceeded TaskState = "Succeeded"
+	// TaskFailed: the pod failed and will not be replaced.
+	TaskFailed TaskState = "Failed"
+	// TaskStopped: the operator stopped the pod because the job was
+	// suspended or finished.
+	TaskStopped TaskState = "Stopped"
+)
+
+// TrainingJobStatus is the observed state of a TrainingJob.
+type TrainingJobStatus struct {
+	// phase is a one-word summary for people.
+	// +optional
+	Phase JobPhase `json:"phase,omitempty"`
+
+	// ready is "<running>/<desired>" tasks, for display.
+	// +optional
+	Ready string `json:"ready,omitempty"`
+
+	// observedGeneration is the spec generation this status was computed
+	// from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions are Created, Running, Restarting, Suspended, Succeeded
+	// and Failed.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// startTime is when the job last started or resumed; the active
+	// deadline counts from it.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+
+	// completionTime is when the job finished.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+
+	// attempt is the id of the current job attempt. Pods of other attempts
+	// are stale and are deleted.
+	// +optional
+	Attempt int32 `json:"attempt,omitempty"`
+
+	// restarts counts the pods the operator replaced.
+	// +optional
+	Restarts RestartCounts `json:"restarts,omitzero"`
+
+	// roles is the state of each role, in spec order.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Roles []RoleStatus `json:"roles,omitempty"`
+
+	// completion says why the job finished.
+	// +optional
+	Completion *CompletionStatus `json:"completion,omitempty"`
+}
+
+// RestartCounts counts restarts.
+type RestartCounts struct {
+	// total is every restart, whatever its cause.
+	// +optional
+	Total int32 `json:"total,omitempty"`
+	// accountable is the restarts that count against
+	// spec.run.backoffLimit: total less the transient ones.
+	// +optional
+	Accountable int32 `json:"accountable,omitempty"`
+}
+
+// RoleStatus is the state of one role.
+type RoleStatus struct {
+	// name of the role.
+	// +required
+	Name string `json:"name"`
+	// replicas is the number of tasks the role should have.
+	// +optional
+	Replicas int32 `json:"replicas"`
+	// pending is the number of tasks waiting for their pod to start.
+	// +optional
+	Pending int32 `json:"pending"`
+	// running is the number of tasks with a running pod.
+	// +optional
+	Running int32 `json:"running"`
+	// succeeded is the number of tasks that succeeded.
+	// +optional
+	Succeeded int32 `json:"succeeded"`
+	// failed is the number of tasks that failed for good.
+	// +optional
+	Failed int32 `json:"failed"`
+	// tasks is the state of each task, by index.
+	// +listType=map
+	// +listMapKey=index
+	// +optional
+	Tasks []TaskStatus `json:"tasks,omitempty"`
+}
+
+// TaskStatus is the state of one task.
+type TaskStatus struct {
+	// index of the task within its role.
+	// +required
+	Index int32 `json:"index"`
+	// state of the task.
+	// +optional
+	State TaskState `json:"state,omitempty"`
+	// pod is the name of the task's pod.
+	// +optional
+	Pod string `json:"pod,omitempty"`
+	// podUID is the UID of the pod instance this status describes.
+	// +optional
+	PodUID types.UID `json:"podUID,omitempty"`
+	// attempts is the number of pods made for this task so far.
+	// +optional
+	Attempts int32 `json:"attempts,omitempty"`
+	// restarts is the number of times the task's pod was replaced.
+	// +optional
+	Restarts int32 `json:"restarts,omitempty"`
+	// lastExit describes how the task's last pod ended.
+	// +optional
+	LastExit *ExitStatus `json:"lastExit,omitempty"`
+}
+
+// ExitStatus describes how a pod ended.
+type ExitStatus struct {
+	// code is the exit code of the first failed container, or 0.
+	// +optional
+	Code int32 `json:"code"`
+	// reason is the container's or pod's reason, e.g. OOMKilled, Evicted.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// message is the container's or pod's message, truncated.
+	// +optional
+	Message string `json:"message,omitempty"`
+	// podUID is the UID of the pod instance that ended.
+	// +optional
+	PodUID types.UID `json:"podUID,omitempty"`
+	// container is the name of the container the code comes from.
+	// +optional
+	Container string `json:"container,omitempty"`
+	// transient is true when the failure came from the infrastructure and
+	// did not count against the backoff limit.
+	// +optional
+	Transient bool `json:"transient,omitempty"`
+	// finishedAt is when the pod ended.
+	// +optional
+	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+}
+
+// CompletionStatus says why a job finished.
+type CompletionStatus struct {
+	// reason is a CamelCase word, the same as the final condition's.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// message says what triggered the end, e.g. "SucceededTaskCount 1 has
+	// reached MinSucceededTaskCount 1 in role master".
+	// +optional
+	Message string `json:"message,omitempty"`
+	// role is the role of the task that triggered the end, if one did.
+	// +optional
+	Role string `json:"role,omitempty"`
+	// index is the index of the task that triggered the end, if one did.
+	// +optional
+	Index *int32 `json:"index,omitempty"`
+	// exitCode is the exit code of the triggering task, if one did.
+	// +optional
+	ExitCode *int32 `json:"exitCode,omitempty"`
+}

@@ -1,0 +1,268 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// TrainingJob runs a distributed training job: one pod per task of each role,
+// one headless Service for the whole job, restarts and completion decided by
+// the operator.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=tj,categories=muster
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`,description="Running tasks / desired tasks"
+// +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restarts.total`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter): it names the job's Service"
+// +kubebuilder:validation:XValidation:rule="self.spec.roles.all(r, size(self.metadata.name) + size(r.name) + size(string(int(r.replicas) > 0 ? int(r.replicas) - 1 : 0)) + 2 <= 63)",message="metadata.name and spec.roles[].name are too long: pod names <job>-<role>-<index> must be at most 63 characters"
+type TrainingJob struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the object's metadata.
+	// +optional
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec is what the user asks for.
+	// +required
+	Spec TrainingJobSpec `json:"spec"`
+
+	// status is what the operator observed and decided.
+	// +optional
+	Status TrainingJobStatus `json:"status,omitempty"`
+}
+
+// TrainingJobSpec is the desired state of a TrainingJob.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.runtime) == has(oldSelf.runtime) && (!has(self.runtime) || self.runtime == oldSelf.runtime)",message="spec.runtime is immutable"
+// +kubebuilder:validation:XValidation:rule="self.roles.map(r, r.name) == oldSelf.roles.map(r, r.name)",message="spec.roles: roles cannot be added, removed or reordered"
+// +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.pytorch) || !has(self.runtime.pytorch.masterRole) || self.roles.exists(r, r.name == self.runtime.pytorch.masterRole)",message="spec.runtime.pytorch.masterRole must name a role in spec.roles"
+// +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.pytorch) || !has(self.runtime.pytorch.elastic) || self.roles.exists(r, r.name == self.runtime.pytorch.elastic.role)",message="spec.runtime.pytorch.elastic.role must name a role in spec.roles"
+type TrainingJobSpec struct {
+	// runtime tells how the processes of the job find each other. Without
+	// it the job is generic: every container gets Muster's environment
+	// variables and the pod template may use {{...}} placeholders.
+	// +optional
+	Runtime *Runtime `json:"runtime,omitempty"`
+
+	// roles are the groups of identical tasks the job runs, in order. Each
+	// task is one pod named <job>-<role>-<index>.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +required
+	Roles []Role `json:"roles"`
+
+	// run holds the policies of the job as a whole: suspension, deadlines,
+	// clean-up and the restart budget.
+	// +optional
+	Run RunPolicy `json:"run,omitempty"`
+}
+
+// Runtime selects the framework wiring of a job.
+type Runtime struct {
+	// pytorch wires the job for torch.distributed: MASTER_ADDR, MASTER_PORT,
+	// RANK and WORLD_SIZE for a static world, or torchrun's PET_* settings
+	// for an elastic one.
+	// +optional
+	PyTorch *PyTorchRuntime `json:"pytorch,omitempty"`
+}
+
+// PyTorchRuntime configures the PyTorch wiring.
+type PyTorchRuntime struct {
+	// masterRole names the role whose task 0 is rank 0 and serves
+	// MASTER_ADDR. Defaults to the role named "master" if there is one, else
+	// to the first role.
+	// +kubebuilder:validation:MaxLength=40
+	// +optional
+	MasterRole string `json:"masterRole,omitempty"`
+
+	// port is MASTER_PORT, the port rank 0 listens on.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:default=23456
+	// +optional
+	Port *int32 `json:"port,omitempty"`
+
+	// elastic runs the tasks of one role under torchrun's elastic agent. The
+	// role's minReplicas and maxReplicas bound the world.
+	// +optional
+	Elastic *ElasticPolicy `json:"elastic,omitempty"`
+}
+
+// ElasticPolicy configures torchrun elastic training for one role.
+type ElasticPolicy struct {
+	// role names the elastic role.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	// +required
+	Role string `json:"role"`
+
+	// rendezvousPort is the port of the c10d rendezvous store.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	// +kubebuilder:default=29400
+	// +optional
+	RendezvousPort *int32 `json:"rendezvousPort,omitempty"`
+
+	// maxRestarts is torchrun's --max-restarts: how often the agent restarts
+	// its workers in place before it gives up.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=3
+	// +optional
+	MaxRestarts *int32 `json:"maxRestarts,omitempty"`
+
+	// nprocPerNode is torchrun's --nproc-per-node: a number, or "gpu",
+	// "cpu" or "auto".
+	// +kubebuilder:validation:Pattern=`^([1-9][0-9]*|gpu|cpu|auto)$`
+	// +kubebuilder:default="1"
+	// +optional
+	NProcPerNode string `json:"nprocPerNode,omitempty"`
+}
+
+// Role is a group of identical tasks.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.minReplicas) || self.minReplicas <= self.replicas",message="spec.roles[].minReplicas must not exceed replicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.maxReplicas) || self.replicas <= self.maxReplicas",message="spec.roles[].replicas must not exceed maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.template.spec.restartPolicy) || self.template.spec.restartPolicy == 'Never'",message="spec.roles[].template.spec.restartPolicy must be empty or Never: restarts are set by spec.roles[].restartPolicy"
+type Role struct {
+	// name of the role: a DNS-1035 label, unique within the job.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
+	// +required
+	Name string `json:"name"`
+
+	// replicas is the number of tasks of the role.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=1
+	// +optional
+	Replicas int32 `json:"replicas"`
+
+	// minReplicas is the smallest world an elastic role may run with.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MinReplicas *int32 `json:"minReplicas,omitempty"`
+
+	// maxReplicas is the largest world an elastic role may run with.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+
+	// restartPolicy decides what happens when a task's pod ends. The pod's
+	// own restartPolicy is always Never: the operator replaces pods itself,
+	// so every restart is seen and counted.
+	//   - Never: a failed task stays failed; the completion policy decides.
+	//   - OnFailure: a failed pod is replaced.
+	//   - Always: any ended pod, failed or succeeded, is replaced.
+	//   - ExitCode: a pod killed by a signal a retry survives (exit 130, 137,
+	//     138, 143) or evicted, preempted, OOM-killed or lost with its node is
+	//     replaced; any other non-zero exit fails the job at once.
+	// +kubebuilder:default=ExitCode
+	// +optional
+	RestartPolicy RestartPolicy `json:"restartPolicy,omitempty"`
+
+	// completion decides when this role ends the job. Absent, a preset is
+	// chosen from the roles present (see docs/state-machine.md).
+	// +optional
+	Completion *CompletionPolicy `json:"completion,omitempty"`
+
+	// template is the pod template of the role's tasks. It may use the
+	// placeholders {{MUSTER_JOB_NAMESPACE}}, {{MUSTER_JOB_NAME}},
+	// {{MUSTER_JOB_UID}}, {{MUSTER_ROLE_NAME}}, {{MUSTER_TASK_INDEX}},
+	// {{MUSTER_ATTEMPT_ID}}, {{MUSTER_TASK_ATTEMPT}} and {{MUSTER_POD_NAME}}.
+	// +required
+	Template corev1.PodTemplateSpec `json:"template"`
+}
+
+// RestartPolicy says which ended pods of a role are replaced.
+// +kubebuilder:validation:Enum=Never;OnFailure;Always;ExitCode
+type RestartPolicy string
+
+// Restart policies.
+const (
+	RestartPolicyNever     RestartPolicy = "Never"
+	RestartPolicyOnFailure RestartPolicy = "OnFailure"
+	RestartPolicyAlways    RestartPolicy = "Always"
+	RestartPolicyExitCode  RestartPolicy = "ExitCode"
+)
+
+// CompletionPolicy ends the job from the tasks of one role. A value below 1
+// disables that rule.
+type CompletionPolicy struct {
+	// minSucceeded: the job succeeds once this many tasks of the role have
+	// succeeded.
+	// +optional
+	MinSucceeded *int32 `json:"minSucceeded,omitempty"`
+
+	// minFailed: the job fails once this many tasks of the role have failed
+	// for good (no restart left).
+	// +optional
+	MinFailed *int32 `json:"minFailed,omitempty"`
+}
+
+// RunPolicy holds the policies of a job as a whole.
+type RunPolicy struct {
+	// suspend holds the job: its pods are deleted and none are created until
+	// it is false again. Kueue sets it to admit jobs.
+	// +kubebuilder:default=false
+	// +optional
+	Suspend *bool `json:"suspend,omitempty"`
+
+	// activeDeadlineSeconds fails the job once it has run this long since
+	// it last started or resumed.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+
+	// ttlSecondsAfterFinished deletes the job, and with it its pods, this
+	// long after it finished. 0 deletes it at once; unset keeps it.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TTLSecondsAfterFinished *int32 `json:"ttlSecondsAfterFinished,omitempty"`
+
+	// cleanPodPolicy says which pods are deleted when the job finishes:
+	// Running (the default) deletes pods that have not ended, All deletes
+	// every pod, None keeps them all, even running ones.
+	// +kubebuilder:default=Running
+	// +optional
+	CleanPodPolicy CleanPodPolicy `json:"cleanPodPolicy,omitempty"`
+
+	// backoffLimit is the number of accountable restarts the job may make,
+	// counted over every task and every restart path. Transient
+	// infrastructure failures (eviction, preemption, a pod deleted by
+	// someone else) are restarted without counting. Default 3.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=3
+	// +optional
+	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+}
+
+// CleanPodPolicy says which pods are deleted when a job finishes.
+// +kubebuilder:validation:Enum=None;Running;All
+type CleanPodPolicy string
+
+// Clean pod policies.
+const (
+	CleanPodPolicyNone    CleanPodPolicy = "None"
+	CleanPodPolicyRunning CleanPodPolicy = "Running"
+	CleanPodPolicyAll     CleanPodPolicy = "All"
+)
+
+// TrainingJobList is a list of TrainingJobs.
+//
+// +kubebuilder:object:root=true
+type TrainingJobList struct {
+	metav1.TypeMeta `json:",inline"`
+	// metadata is the list's metadata.
+	// +optional
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// items are the TrainingJobs.
+	Items []TrainingJob `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&TrainingJob{}, &TrainingJobList{})
+}

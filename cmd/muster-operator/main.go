@@ -1,0 +1,121 @@
+// Command muster-operator runs the Muster controllers.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/controller"
+)
+
+type flags struct {
+	qps, statusQPS          float64
+	burst, statusBurst      int
+	concurrentReconciles    int
+	createWorkers           int
+	metricsAddr, healthAddr string
+	leaderElect             bool
+	leaderElectionNamespace string
+	namespaces              string
+	zapOpts                 zap.Options
+}
+
+func parseFlags() *flags {
+	f := &flags{}
+	// The defaults suit a cluster of thousands of training pods: the
+	// client's 5 QPS default would take minutes to start one large job.
+	flag.Float64Var(&f.qps, "kube-api-qps", 200, "queries per second to the API server for pod and Service writes and reads")
+	flag.IntVar(&f.burst, "kube-api-burst", 400, "burst of queries to the API server")
+	flag.Float64Var(&f.statusQPS, "status-qps", 100, "queries per second for job status writes, budgeted apart so status never waits behind pod creates")
+	flag.IntVar(&f.statusBurst, "status-burst", 200, "burst of job status writes")
+	flag.IntVar(&f.concurrentReconciles, "concurrent-reconciles", 50, "jobs reconciled at the same time")
+	flag.IntVar(&f.createWorkers, "pod-create-workers", 32, "pod creates or deletes one job issues in parallel")
+	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 disables it")
+	flag.StringVar(&f.healthAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
+	flag.BoolVar(&f.leaderElect, "leader-elect", true, "elect a leader so only one replica acts")
+	flag.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the operator's own)")
+	flag.StringVar(&f.namespaces, "namespaces", "", "comma-separated namespaces to watch (default: all)")
+	f.zapOpts = zap.Options{Development: false, Level: zapcore.InfoLevel}
+	f.zapOpts.BindFlags(flag.CommandLine) // --zap-log-level sets the log level
+	flag.Parse()
+	return f
+}
+
+func main() {
+	if err := run(parseFlags()); err != nil {
+		fmt.Fprintln(os.Stderr, "muster-operator:", err)
+		os.Exit(1)
+	}
+}
+
+func run(f *flags) error {
+	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&f.zapOpts)))
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := musterv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	cfg.QPS, cfg.Burst = float32(f.qps), f.burst
+	cfg.UserAgent = "muster-operator"
+
+	var namespaces []string
+	if f.namespaces != "" {
+		namespaces = strings.Split(f.namespaces, ",")
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                        scheme,
+		Cache:                         controller.CacheOptions(namespaces),
+		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
+		HealthProbeBindAddress:        f.healthAddr,
+		LeaderElection:                f.leaderElect,
+		LeaderElectionID:              "muster-operator.muster.dev",
+		LeaderElectionNamespace:       f.leaderElectionNamespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+
+	statusCfg := rest.CopyConfig(cfg)
+	statusCfg.QPS, statusCfg.Burst = float32(f.statusQPS), f.statusBurst
+	statusClient, err := client.New(statusCfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("creating status client: %w", err)
+	}
+	if err := controller.Setup(mgr, controller.Options{
+		MaxConcurrentReconciles: f.concurrentReconciles,
+		CreateWorkers:           f.createWorkers,
+		ExpectationTimeout:      time.Minute,
+		StatusClient:            statusClient,
+	}); err != nil {
+		return fmt.Errorf("setting up controllers: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return err
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return err
+	}
+	ctrl.Log.Info("Starting muster-operator")
+	return mgr.Start(ctrl.SetupSignalHandler())
+}

@@ -1,0 +1,140 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan"
+)
+
+// execute carries out a plan whose status is already written. Every action
+// is idempotent: creating a pod that exists or deleting one that is gone is
+// not an error, so replaying a plan after a crash is safe.
+func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, res plan.Result) error {
+	log := ctrl.LoggerFrom(ctx)
+	var errs []error
+	if svc := res.CreateService; svc != nil {
+		log.V(2).Info("Creating service", "service", svc.Name)
+		if err := r.client.Create(ctx, svc); err != nil && !apierrors.IsAlreadyExists(err) {
+			r.warn(job, musterv1.ReasonPodCreateFailed, "creating Service %s: %v", svc.Name, err)
+			errs = append(errs, fmt.Errorf("creating service: %w", err))
+		}
+	}
+	errs = append(errs, r.deletePods(ctx, job, res.DeletePods), r.createPods(ctx, job, res.CreatePods))
+	if res.DeleteJob {
+		log.V(2).Info("Deleting job after its TTL", "reason", musterv1.ReasonTTLExpired)
+		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.ReasonTTLExpired, "Delete",
+			"deleting the job: spec.run.ttlSecondsAfterFinished has passed")
+		err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationForeground),
+			client.Preconditions{UID: &job.UID})
+		if err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("deleting job: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Reconciler) createPods(ctx context.Context, job *musterv1.TrainingJob, pods []*corev1.Pod) error {
+	if len(pods) == 0 {
+		return nil
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("Creating pods", "count", len(pods))
+	now := r.opts.Clock.Now()
+	var mu sync.Mutex
+	var errs []error
+	created := 0
+	workqueue.ParallelizeUntil(ctx, r.opts.CreateWorkers, len(pods), func(i int) {
+		pod := pods[i]
+		r.expect.expectCreate(job.UID, pod.Name, now)
+		err := r.client.Create(ctx, pod)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			created++
+			podActions.WithLabelValues("create", "ok").Inc()
+		case apierrors.IsAlreadyExists(err):
+			// Our cache lagged; the pod is there, which is what we wanted.
+			r.expect.createFailed(job.UID, pod.Name)
+		default:
+			r.expect.createFailed(job.UID, pod.Name)
+			podActions.WithLabelValues("create", "error").Inc()
+			errs = append(errs, fmt.Errorf("creating pod %s: %w", pod.Name, err))
+		}
+	})
+	if created > 0 {
+		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "PodsCreated", "Create", "created %d pods", created)
+	}
+	if len(errs) > 0 {
+		r.warn(job, musterv1.ReasonPodCreateFailed, "%d pod creates failed, first: %v", len(errs), errs[0])
+	}
+	return errors.Join(errs...)
+}
+
+func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.TrainingJob, dels []plan.PodDeletion) error {
+	if len(dels) == 0 {
+		return nil
+	}
+	log := ctrl.LoggerFrom(ctx)
+	now := r.opts.Clock.Now()
+	var mu sync.Mutex
+	var errs []error
+	workqueue.ParallelizeUntil(ctx, r.opts.CreateWorkers, len(dels), func(i int) {
+		d := dels[i]
+		log.V(2).Info("Deleting pod", "pod", d.Name, "reason", d.Reason)
+		r.expect.expectDelete(job.UID, d.UID, now)
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: d.Name}}
+		// The UID precondition makes sure we delete the instance we decided
+		// about, never a replacement that took its name.
+		err := r.client.Delete(ctx, pod, client.Preconditions{UID: &d.UID})
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			podActions.WithLabelValues("delete", "ok").Inc()
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+			r.expect.deleteFailed(job.UID, d.UID)
+		default:
+			r.expect.deleteFailed(job.UID, d.UID)
+			podActions.WithLabelValues("delete", "error").Inc()
+			errs = append(errs, fmt.Errorf("deleting pod %s: %w", d.Name, err))
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// record emits the plan's events and counts its decisions in metrics, once
+// the status that holds them is written.
+func (r *Reconciler) record(job *musterv1.TrainingJob, before *musterv1.TrainingJobStatus, res plan.Result) {
+	for _, e := range res.Events {
+		kind := corev1.EventTypeNormal
+		if e.Warning {
+			kind = corev1.EventTypeWarning
+		}
+		r.recorder.Eventf(job, nil, kind, e.Reason, "Reconcile", "%s", e.Message)
+	}
+	after := res.Status
+	if n := after.Restarts.Accountable - before.Restarts.Accountable; n > 0 {
+		taskRestarts.WithLabelValues("true").Add(float64(n))
+	}
+	if n := (after.Restarts.Total - after.Restarts.Accountable) - (before.Restarts.Total - before.Restarts.Accountable); n > 0 {
+		taskRestarts.WithLabelValues("false").Add(float64(n))
+	}
+	if before.CompletionTime == nil && after.CompletionTime != nil && after.Completion != nil {
+		jobsFinished.WithLabelValues(string(after.Phase), after.Completion.Reason).Inc()
+	}
+}
+
+func (r *Reconciler) warn(job *musterv1.TrainingJob, reason, format string, args ...any) {
+	r.recorder.Eventf(job, nil, corev1.EventTypeWarning, reason, "Reconcile", format, args...)
+}

@@ -1,0 +1,111 @@
+package controller
+
+import (
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// expectations remembers the pod creates and deletes the operator made that
+// its cache has not shown yet. Planning on a cache that lags behind our own
+// writes would create a pod twice or count a failure twice; while an
+// expectation is open, the job waits instead. An expectation that is never
+// met (the object was created and deleted before the cache saw it) expires.
+type expectations struct {
+	mu      sync.Mutex
+	timeout time.Duration
+	jobs    map[types.UID]*jobExpectations
+}
+
+type jobExpectations struct {
+	creates map[string]time.Time    // pod name -> when created
+	deletes map[types.UID]time.Time // pod UID -> when deleted
+}
+
+func newExpectations(timeout time.Duration) *expectations {
+	return &expectations{timeout: timeout, jobs: map[types.UID]*jobExpectations{}}
+}
+
+func (e *expectations) get(job types.UID) *jobExpectations {
+	j := e.jobs[job]
+	if j == nil {
+		j = &jobExpectations{creates: map[string]time.Time{}, deletes: map[types.UID]time.Time{}}
+		e.jobs[job] = j
+	}
+	return j
+}
+
+func (e *expectations) expectCreate(job types.UID, name string, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.get(job).creates[name] = now
+}
+
+func (e *expectations) createFailed(job types.UID, name string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.get(job).creates, name)
+}
+
+func (e *expectations) expectDelete(job types.UID, pod types.UID, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.get(job).deletes[pod] = now
+}
+
+func (e *expectations) deleteFailed(job types.UID, pod types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.get(job).deletes, pod)
+}
+
+func (e *expectations) forget(job types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.jobs, job)
+}
+
+// satisfied drops the expectations pods meets and reports whether any are
+// left, and if so how long until the oldest expires.
+func (e *expectations) satisfied(job types.UID, pods []*corev1.Pod, now time.Time) (bool, time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j := e.jobs[job]
+	if j == nil {
+		return true, 0
+	}
+	byName := make(map[string]*corev1.Pod, len(pods))
+	byUID := make(map[types.UID]*corev1.Pod, len(pods))
+	for _, p := range pods {
+		byName[p.Name] = p
+		byUID[p.UID] = p
+	}
+	wait := time.Duration(0)
+	pending := func(since time.Time) bool {
+		left := e.timeout - now.Sub(since)
+		if left <= 0 {
+			return false
+		}
+		if wait == 0 || left < wait {
+			wait = left
+		}
+		return true
+	}
+	for name, since := range j.creates {
+		if byName[name] != nil || !pending(since) {
+			delete(j.creates, name)
+		}
+	}
+	for uid, since := range j.deletes {
+		if p := byUID[uid]; p == nil || p.DeletionTimestamp != nil || !pending(since) {
+			delete(j.deletes, uid)
+		}
+	}
+	if len(j.creates) == 0 && len(j.deletes) == 0 {
+		delete(e.jobs, job)
+		return true, 0
+	}
+	return false, wait
+}

@@ -1,0 +1,59 @@
+package controller
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// CacheOptions limits the operator's cache to what it owns: pods and
+// Services that carry a job label, in the watched namespaces (all when
+// namespaces is empty). Its memory then grows with Muster's jobs, not with
+// the cluster.
+func CacheOptions(namespaces []string) cache.Options {
+	owned, err := labels.NewRequirement(musterv1.LabelJobName, selection.Exists, nil)
+	if err != nil {
+		panic(fmt.Sprintf("building the owned-objects selector: %v", err))
+	}
+	selector := labels.NewSelector().Add(*owned)
+	opts := cache.Options{
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Pod{}:     {Label: selector, Transform: trimPod},
+			&corev1.Service{}: {Label: selector, Transform: cache.TransformStripManagedFields()},
+		},
+	}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
+}
+
+// trimPod keeps what planning reads of a pod (metadata and status) and
+// drops its spec, which is most of its size.
+func trimPod(obj any) (any, error) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	pod.ManagedFields = nil
+	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName}
+	return pod, nil
+}
+
+// Setup registers every Muster controller with mgr. The operator binary and
+// the integration tests both call it, so the tests run the real wiring.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	r := NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("muster-operator"), opts)
+	return r.SetupWithManager(mgr)
+}

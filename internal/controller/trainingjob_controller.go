@@ -1,0 +1,162 @@
+// Package controller reconciles TrainingJobs: it observes a job's pods and
+// Service, asks package plan what to do, writes the status once, and then
+// carries out the plan's actions.
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan"
+)
+
+// Options tune the reconciler.
+type Options struct {
+	// MaxConcurrentReconciles is how many jobs are reconciled at once.
+	MaxConcurrentReconciles int
+	// CreateWorkers is how many pod creates or deletes one reconcile issues
+	// in parallel.
+	CreateWorkers int
+	// ExpectationTimeout is how long a job waits for the cache to show the
+	// operator's own pod writes before it plans anyway.
+	ExpectationTimeout time.Duration
+	// StatusClient writes job status. Give it its own rate limiter so status
+	// never queues behind a burst of pod creates.
+	StatusClient client.Client
+	// Clock is the time source; tests pass a fake one.
+	Clock clock.PassiveClock
+}
+
+func (o *Options) defaults(c client.Client) {
+	if o.MaxConcurrentReconciles <= 0 {
+		o.MaxConcurrentReconciles = 50
+	}
+	if o.CreateWorkers <= 0 {
+		o.CreateWorkers = 32
+	}
+	if o.ExpectationTimeout <= 0 {
+		o.ExpectationTimeout = time.Minute
+	}
+	if o.StatusClient == nil {
+		o.StatusClient = c
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+}
+
+// Reconciler reconciles TrainingJobs.
+type Reconciler struct {
+	client   client.Client
+	recorder events.EventRecorder
+	opts     Options
+	expect   *expectations
+}
+
+var _ reconcile.Reconciler = (*Reconciler)(nil)
+
+// NewReconciler makes a Reconciler. c must read from the operator's cache.
+func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
+	opts.defaults(c)
+	return &Reconciler{client: c, recorder: recorder, opts: opts, expect: newExpectations(opts.ExpectationTimeout)}
+}
+
+// +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile observes a job, plans, writes status once, then acts.
+func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	job := &musterv1.TrainingJob{}
+	if err := r.client.Get(ctx, req.NamespacedName, job); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("trainingJob", klog.KObj(job))
+	ctx = ctrl.LoggerInto(ctx, log)
+	if job.DeletionTimestamp != nil {
+		// The garbage collector removes the children through their owner
+		// references.
+		r.expect.forget(job.UID)
+		return ctrl.Result{}, nil
+	}
+
+	pods, hasService, err := r.observe(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("observing children: %w", err)
+	}
+	now := r.opts.Clock.Now()
+	if ok, wait := r.expect.satisfied(job.UID, pods, now); !ok {
+		expectationWaits.Inc()
+		log.V(4).Info("Waiting for the cache to show our own pod writes")
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+
+	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now})
+	before := job.Status.DeepCopy()
+	if err := r.writeStatus(ctx, job, res.Status); err != nil {
+		if apierrors.IsConflict(err) {
+			// Our view of the job is stale: plan again from a fresh one,
+			// without acting on this plan.
+			log.V(4).Info("Status write conflicted, replanning")
+			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
+	}
+	r.record(job, before, res)
+	if err := r.execute(ctx, job, res); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
+}
+
+// observe lists the job's pods and looks up its Service, from the cache.
+// Only objects the job controls count: a same-named object someone else made
+// is never adopted or deleted.
+func (r *Reconciler) observe(ctx context.Context, job *musterv1.TrainingJob) ([]*corev1.Pod, bool, error) {
+	var list corev1.PodList
+	if err := r.client.List(ctx, &list, client.InNamespace(job.Namespace),
+		client.MatchingLabels{musterv1.LabelJobName: job.Name}); err != nil {
+		return nil, false, err
+	}
+	pods := make([]*corev1.Pod, 0, len(list.Items))
+	for i := range list.Items {
+		if metav1IsControlledBy(&list.Items[i], job) {
+			pods = append(pods, &list.Items[i])
+		}
+	}
+	var svc corev1.Service
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: plan.ServiceName(job)}, &svc)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, false, err
+	}
+	// A Service of that name that is not ours still blocks creating one; the
+	// create fails and says so in an event.
+	return pods, err == nil, nil
+}
+
+// SetupWithManager registers the reconciler and its watches.
+func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&musterv1.TrainingJob{}).
+		Owns(&corev1.Pod{}).
+		Watches(&corev1.Service{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
+			&musterv1.TrainingJob{}, handler.OnlyControllerOwner())).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
+		Named("trainingjob").
+		Complete(r)
+}

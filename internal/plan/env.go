@@ -1,0 +1,169 @@
+package plan
+
+import (
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// taskRef names one task of a job.
+type taskRef struct {
+	job         *musterv1.TrainingJob
+	role        *musterv1.Role
+	index       int32
+	taskAttempt int32
+}
+
+func (t taskRef) podName() string { return PodName(t.job.Name, t.role.Name, t.index) }
+
+// musterEnv is the set of variables every container of every job gets.
+func musterEnv(t taskRef) []corev1.EnvVar {
+	return []corev1.EnvVar{
+		{Name: musterv1.EnvJobNamespace, Value: t.job.Namespace},
+		{Name: musterv1.EnvJobName, Value: t.job.Name},
+		{Name: musterv1.EnvJobUID, Value: string(t.job.UID)},
+		{Name: musterv1.EnvRoleName, Value: t.role.Name},
+		{Name: musterv1.EnvRoleReplicas, Value: strconv.Itoa(int(t.role.Replicas))},
+		{Name: musterv1.EnvTaskIndex, Value: strconv.Itoa(int(t.index))},
+		{Name: musterv1.EnvJobAttempt, Value: strconv.Itoa(int(t.job.Status.Attempt))},
+		{Name: musterv1.EnvTaskAttempt, Value: strconv.Itoa(int(t.taskAttempt))},
+		{Name: musterv1.EnvPodName, Value: t.podName()},
+		{Name: musterv1.EnvPodUID, ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{APIVersion: "v1", FieldPath: "metadata.uid"},
+		}},
+		{Name: musterv1.EnvServiceName, Value: ServiceName(t.job)},
+	}
+}
+
+// runtimeEnv is the framework wiring of a task, empty for generic jobs.
+func runtimeEnv(t taskRef) []corev1.EnvVar {
+	rt := t.job.Spec.Runtime
+	if rt == nil || rt.PyTorch == nil {
+		return nil
+	}
+	pt := rt.PyTorch
+	if pt.Elastic != nil && pt.Elastic.Role == t.role.Name {
+		return elasticEnv(t, pt.Elastic)
+	}
+	return staticPyTorchEnv(t, pt)
+}
+
+// MasterRole is the role whose task 0 is rank 0 of a static PyTorch world.
+func MasterRole(job *musterv1.TrainingJob) string {
+	if rt := job.Spec.Runtime; rt != nil && rt.PyTorch != nil && rt.PyTorch.MasterRole != "" {
+		return rt.PyTorch.MasterRole
+	}
+	for _, r := range job.Spec.Roles {
+		if r.Name == "master" {
+			return r.Name
+		}
+	}
+	if len(job.Spec.Roles) == 0 {
+		return ""
+	}
+	return job.Spec.Roles[0].Name
+}
+
+// staticRanks orders the roles of a static world: the master role first,
+// then the others in spec order. The elastic role, if any, is not part of it.
+func staticRanks(job *musterv1.TrainingJob) []musterv1.Role {
+	master := MasterRole(job)
+	elastic := ""
+	if e := job.Spec.Runtime.PyTorch.Elastic; e != nil {
+		elastic = e.Role
+	}
+	var out []musterv1.Role
+	for _, r := range job.Spec.Roles {
+		if r.Name == master {
+			out = append([]musterv1.Role{r}, out...)
+		} else if r.Name != elastic {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func staticPyTorchEnv(t taskRef, pt *musterv1.PyTorchRuntime) []corev1.EnvVar {
+	ranks := staticRanks(t.job)
+	var world, rank int32
+	for _, r := range ranks {
+		if r.Name == t.role.Name {
+			rank = world + t.index
+		}
+		world += r.Replicas
+	}
+	master := MasterRole(t.job)
+	addr := PodDNSName(t.job, master, 0)
+	if rank == 0 {
+		// Rank 0 hosts the store itself; it need not wait for its own DNS
+		// record to exist.
+		addr = "localhost"
+	}
+	port := musterv1.DefaultPyTorchPort
+	if pt.Port != nil {
+		port = *pt.Port
+	}
+	return []corev1.EnvVar{
+		{Name: "MASTER_ADDR", Value: addr},
+		{Name: "MASTER_PORT", Value: strconv.Itoa(int(port))},
+		{Name: "WORLD_SIZE", Value: strconv.Itoa(int(world))},
+		{Name: "RANK", Value: strconv.Itoa(int(rank))},
+		{Name: "PYTHONUNBUFFERED", Value: "1"},
+	}
+}
+
+// elasticEnv configures torchrun through its PET_* variables, so the user's
+// command stays a plain `torchrun train.py`.
+func elasticEnv(t taskRef, e *musterv1.ElasticPolicy) []corev1.EnvVar {
+	minN, maxN := t.role.Replicas, t.role.Replicas
+	if t.role.MinReplicas != nil {
+		minN = *t.role.MinReplicas
+	}
+	if t.role.MaxReplicas != nil {
+		maxN = *t.role.MaxReplicas
+	}
+	port := int32(29400)
+	if e.RendezvousPort != nil {
+		port = *e.RendezvousPort
+	}
+	restarts := int32(3)
+	if e.MaxRestarts != nil {
+		restarts = *e.MaxRestarts
+	}
+	nproc := e.NProcPerNode
+	if nproc == "" {
+		nproc = "1"
+	}
+	return []corev1.EnvVar{
+		{Name: "PET_NNODES", Value: fmt.Sprintf("%d:%d", minN, maxN)},
+		{Name: "PET_NPROC_PER_NODE", Value: nproc},
+		{Name: "PET_RDZV_BACKEND", Value: "c10d"},
+		{Name: "PET_RDZV_ENDPOINT", Value: fmt.Sprintf("%s:%d", PodDNSName(t.job, t.role.Name, 0), port)},
+		{Name: "PET_RDZV_ID", Value: string(t.job.UID)},
+		{Name: "PET_MAX_RESTARTS", Value: strconv.Itoa(int(restarts))},
+		{Name: "PYTHONUNBUFFERED", Value: "1"},
+	}
+}
+
+// prependEnv puts env before each container's own variables, dropping any
+// of ours the user set too: the user's value wins, and $(NAME) references in
+// later user variables still resolve to the injected ones.
+func prependEnv(containers []corev1.Container, env []corev1.EnvVar) {
+	for i := range containers {
+		c := &containers[i]
+		own := make(map[string]bool, len(c.Env))
+		for _, e := range c.Env {
+			own[e.Name] = true
+		}
+		merged := make([]corev1.EnvVar, 0, len(env)+len(c.Env))
+		for _, e := range env {
+			if !own[e.Name] {
+				merged = append(merged, e)
+			}
+		}
+		c.Env = append(merged, c.Env...)
+	}
+}

@@ -1,0 +1,126 @@
+package plan
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// finish records the outcome and stops what should not outlive the job.
+// Nothing is created for a finished job, ever.
+func (p *planner) finish() {
+	o := p.outcome
+	p.res.CreatePods = nil
+	p.status.CompletionTime = new(p.now)
+	p.status.Completion = &o.Completion
+	cond, reason := musterv1.ConditionFailed, o.Completion.Reason
+	if o.Succeeded {
+		cond = musterv1.ConditionSucceeded
+	}
+	p.setCondition(cond, true, reason, o.Completion.Message)
+	p.event(!o.Succeeded, reason, o.Completion.Message)
+	p.cleanUp()
+	p.expireTTL()
+}
+
+// cleanUp deletes the pods spec.run.cleanPodPolicy says a finished job does
+// not keep, and marks their tasks stopped.
+func (p *planner) cleanUp() {
+	policy := p.job.Spec.Run.CleanPodPolicy
+	if policy == musterv1.CleanPodPolicyNone {
+		return
+	}
+	for _, pod := range p.pods {
+		ended := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+		if policy == musterv1.CleanPodPolicyAll || !ended {
+			p.deletePod(pod, "finished")
+			if !ended {
+				p.markStopped(pod.Name)
+			}
+		}
+	}
+}
+
+func (p *planner) markStopped(podName string) {
+	for i := range p.status.Roles {
+		for j := range p.status.Roles[i].Tasks {
+			t := &p.status.Roles[i].Tasks[j]
+			if t.Pod == podName && t.State != musterv1.TaskSucceeded && t.State != musterv1.TaskFailed {
+				t.State = musterv1.TaskStopped
+			}
+		}
+	}
+}
+
+// expireTTL deletes the job once spec.run.ttlSecondsAfterFinished has passed.
+func (p *planner) expireTTL() {
+	ttl := p.job.Spec.Run.TTLSecondsAfterFinished
+	if ttl == nil || p.status.CompletionTime == nil {
+		return
+	}
+	left := p.status.CompletionTime.Add(time.Duration(*ttl) * time.Second).Sub(p.now.Time)
+	if left > 0 {
+		p.requeue(left)
+		return
+	}
+	if p.job.DeletionTimestamp == nil {
+		p.res.DeleteJob = true
+	}
+}
+
+// suspend deletes every pod and keeps the job. Stopped tasks are recreated
+// on resume without counting as restarts; tasks that already ended stay
+// ended.
+func (p *planner) suspend() {
+	for _, pod := range p.pods {
+		p.deletePod(pod, "suspended")
+	}
+	for i := range p.status.Roles {
+		for j := range p.status.Roles[i].Tasks {
+			t := &p.status.Roles[i].Tasks[j]
+			if t.State != musterv1.TaskSucceeded && t.State != musterv1.TaskFailed {
+				t.State = musterv1.TaskStopped
+			}
+		}
+	}
+	p.status.StartTime = nil
+	if !apimeta.IsStatusConditionTrue(p.status.Conditions, musterv1.ConditionSuspended) {
+		p.setCondition(musterv1.ConditionSuspended, true, musterv1.ReasonSuspended, "spec.run.suspend is true: the job has no pods")
+		p.event(false, musterv1.ReasonSuspended, "job suspended: deleting its pods")
+	}
+}
+
+func (p *planner) resume() {
+	if apimeta.IsStatusConditionTrue(p.status.Conditions, musterv1.ConditionSuspended) {
+		p.setCondition(musterv1.ConditionSuspended, false, musterv1.ReasonResumed, "spec.run.suspend is false")
+		p.event(false, musterv1.ReasonResumed, "job resumed: creating its pods")
+	}
+}
+
+func isFinished(s *musterv1.TrainingJobStatus) bool {
+	return apimeta.IsStatusConditionTrue(s.Conditions, musterv1.ConditionSucceeded) ||
+		apimeta.IsStatusConditionTrue(s.Conditions, musterv1.ConditionFailed)
+}
+
+func apiCondition(s *musterv1.TrainingJobStatus, t string) *metav1.Condition {
+	return apimeta.FindStatusCondition(s.Conditions, t)
+}
+
+func (p *planner) setCondition(t string, status bool, reason, msg string) {
+	c := metav1.Condition{
+		Type:               t,
+		Status:             metav1.ConditionFalse,
+		Reason:             reason,
+		Message:            truncate(msg),
+		ObservedGeneration: p.job.Generation,
+		LastTransitionTime: p.now,
+	}
+	if status {
+		c.Status = metav1.ConditionTrue
+	}
+	apimeta.SetStatusCondition(&p.status.Conditions, c)
+}

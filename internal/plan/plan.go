@@ -1,0 +1,355 @@
+package plan
+
+import (
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// Input is everything a plan is computed from.
+type Input struct {
+	// Job is the job as last seen, with the status the operator last wrote.
+	Job *musterv1.TrainingJob
+	// Pods are the job's pods: labelled with its name and controlled by it.
+	Pods []*corev1.Pod
+	// HasService is whether the job's Service exists.
+	HasService bool
+	// Now is the time of the plan.
+	Now time.Time
+}
+
+// PodDeletion asks for one pod instance to be deleted.
+type PodDeletion struct {
+	Name   string
+	UID    types.UID
+	Reason string
+}
+
+// Event is a decision a user will want to see in `kubectl describe`.
+type Event struct {
+	Warning bool
+	Reason  string
+	Message string
+}
+
+// Result is the status to write and the actions to take once it is written.
+type Result struct {
+	Status        musterv1.TrainingJobStatus
+	CreateService *corev1.Service
+	CreatePods    []*corev1.Pod
+	DeletePods    []PodDeletion
+	DeleteJob     bool
+	Events        []Event
+	// RequeueAfter is when the plan changes by the clock alone (a deadline,
+	// a TTL), or zero.
+	RequeueAfter time.Duration
+}
+
+type planner struct {
+	job     *musterv1.TrainingJob
+	status  *musterv1.TrainingJobStatus
+	now     metav1.Time
+	pods    map[string]*corev1.Pod // current-attempt pods by name
+	all     []*corev1.Pod
+	hasSvc  bool
+	outcome *Outcome
+	res     Result
+}
+
+// Plan decides what to do next for a job.
+func Plan(in Input) Result {
+	p := &planner{
+		job:    in.Job,
+		status: in.Job.Status.DeepCopy(),
+		now:    metav1.NewTime(in.Now),
+		all:    in.Pods,
+		hasSvc: in.HasService,
+		pods:   map[string]*corev1.Pod{},
+	}
+	p.status.ObservedGeneration = in.Job.Generation
+	p.indexPods()
+
+	switch {
+	case isFinished(p.status):
+		p.cleanUp()
+		p.expireTTL()
+	case ptrTrue(p.job.Spec.Run.Suspend):
+		p.ensureService()
+		p.suspend()
+	default:
+		p.ensureService()
+		p.resume()
+		p.run()
+	}
+	p.summarize()
+	p.res.Status = *p.status
+	return p.res
+}
+
+// indexPods sorts the observed pods into the current attempt's tasks and
+// strays: pods of another attempt, of a role no longer in the spec, or of an
+// index beyond the role's replicas.
+func (p *planner) indexPods() {
+	replicas := map[string]int32{}
+	for _, r := range p.job.Spec.Roles {
+		replicas[r.Name] = r.Replicas
+	}
+	for _, pod := range p.all {
+		n, known := replicas[pod.Labels[musterv1.LabelRole]]
+		idx, err := strconv.Atoi(pod.Labels[musterv1.LabelTaskIndex])
+		stray := !known || err != nil || int32(idx) >= n ||
+			pod.Labels[musterv1.LabelJobAttempt] != strconv.Itoa(int(p.status.Attempt))
+		if stray {
+			p.deletePod(pod, "stray")
+			continue
+		}
+		p.pods[pod.Name] = pod
+	}
+}
+
+func (p *planner) ensureService() {
+	if !p.hasSvc {
+		p.res.CreateService = DesiredService(p.job)
+	}
+	if apiCondition(p.status, musterv1.ConditionCreated) == nil {
+		p.setCondition(musterv1.ConditionCreated, true, musterv1.ReasonCreated, "the job was accepted and its Service made")
+	}
+}
+
+// run syncs every task, then checks the deadline and the completion rules.
+func (p *planner) run() {
+	if p.status.StartTime == nil {
+		p.status.StartTime = new(p.now)
+	}
+	p.checkDeadline()
+	roles := make([]musterv1.RoleStatus, 0, len(p.job.Spec.Roles))
+	for i := range p.job.Spec.Roles {
+		roles = append(roles, p.syncRole(&p.job.Spec.Roles[i]))
+	}
+	p.status.Roles = roles
+	if p.outcome == nil {
+		p.outcome = EvaluateCompletion(p.job, p.status.Roles)
+	}
+	if p.outcome != nil {
+		p.finish()
+	}
+}
+
+func (p *planner) checkDeadline() {
+	d := p.job.Spec.Run.ActiveDeadlineSeconds
+	if d == nil || p.outcome != nil {
+		return
+	}
+	deadline := p.status.StartTime.Add(time.Duration(*d) * time.Second)
+	if left := deadline.Sub(p.now.Time); left > 0 {
+		p.requeue(left)
+		return
+	}
+	p.fail(musterv1.CompletionStatus{
+		Reason:  musterv1.ReasonDeadlineExceeded,
+		Message: "the job was active longer than spec.run.activeDeadlineSeconds (" + strconv.FormatInt(*d, 10) + "s)",
+	})
+}
+
+func (p *planner) syncRole(role *musterv1.Role) musterv1.RoleStatus {
+	old := roleStatus(p.status, role.Name)
+	rs := musterv1.RoleStatus{Name: role.Name, Replicas: role.Replicas, Tasks: make([]musterv1.TaskStatus, role.Replicas)}
+	for i := range rs.Tasks {
+		ts := taskStatus(old, int32(i))
+		p.syncTask(role, &ts)
+		rs.Tasks[i] = ts
+	}
+	return rs
+}
+
+// syncTask moves one task along its state machine. See
+// docs/state-machine.md.
+func (p *planner) syncTask(role *musterv1.Role, ts *musterv1.TaskStatus) {
+	ts.Pod = PodName(p.job.Name, role.Name, ts.Index)
+	pod := p.pods[ts.Pod]
+	final := ts.State == musterv1.TaskSucceeded || ts.State == musterv1.TaskFailed
+	if pod != nil && pod.UID != ts.PodUID && !isEnded(ts, pod.UID) && !final {
+		// A pod made for this task that status does not know yet.
+		ts.PodUID = pod.UID
+		ts.Attempts = max(ts.Attempts, podTaskAttempt(pod))
+	}
+	switch {
+	case final:
+		return
+	case pod == nil:
+		p.syncMissingPod(role, ts)
+	case isEnded(ts, pod.UID):
+		// The ended instance a restart was decided for: remove it, then
+		// make its replacement once it is gone.
+		p.deletePod(pod, "restart")
+	case pod.DeletionTimestamp != nil:
+		// Someone is deleting it; wait until it is gone.
+	case pod.Status.Phase == corev1.PodRunning:
+		ts.State = musterv1.TaskRunning
+	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+		p.ended(role, ts, pod, ExitOf(pod))
+	default:
+		if ts.State != musterv1.TaskRestarting {
+			ts.State = musterv1.TaskPending
+		}
+	}
+}
+
+func (p *planner) syncMissingPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
+	switch ts.State {
+	case musterv1.TaskPending, musterv1.TaskRunning:
+		if ts.PodUID != "" {
+			p.ended(role, ts, nil, VanishedExit(p.now))
+			return
+		}
+	case musterv1.TaskRestarting:
+	default:
+		ts.State = musterv1.TaskCreating
+	}
+	p.createPod(role, ts)
+}
+
+// ended applies the role's restart policy to a pod that ended, or to a task
+// whose pod vanished (pod nil).
+func (p *planner) ended(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod, exit musterv1.ExitStatus) {
+	exit.PodUID = ts.PodUID
+	succeeded := pod != nil && pod.Status.Phase == corev1.PodSucceeded
+	ts.LastExit = &exit
+	d := Decide(role.RestartPolicy, succeeded, exit)
+	if p.outcome != nil {
+		// The job is already ending in this plan: nothing is restarted.
+		d = Decision{Verdict: Complete}
+	}
+	who := ts.Pod
+	switch d.Verdict {
+	case Complete:
+		if succeeded {
+			ts.State = musterv1.TaskSucceeded
+			return
+		}
+		ts.State = musterv1.TaskFailed
+		p.event(true, "TaskFailed", who+" failed: "+describeExit(exit))
+	case FailJob:
+		ts.State = musterv1.TaskFailed
+		p.fail(taskCompletion(musterv1.ReasonPermanentExitCode,
+			who+" failed with a permanent error ("+describeExit(exit)+"); restartPolicy "+string(role.RestartPolicy)+" does not retry it",
+			role.Name, ts))
+	case Replace:
+		if d.Accountable && p.status.Restarts.Accountable >= backoffLimit(p.job) {
+			ts.State = musterv1.TaskFailed
+			p.fail(taskCompletion(musterv1.ReasonBackoffLimitExceeded,
+				who+" failed ("+describeExit(exit)+") and the job has used all "+
+					strconv.Itoa(int(backoffLimit(p.job)))+" restarts of spec.run.backoffLimit",
+				role.Name, ts))
+			return
+		}
+		ts.State = musterv1.TaskRestarting
+		ts.Restarts++
+		p.status.Restarts.Total++
+		if d.Accountable {
+			p.status.Restarts.Accountable++
+		}
+		p.event(false, musterv1.ReasonTaskRestarting, "restarting "+who+" after "+describeExit(exit))
+		if pod != nil {
+			p.deletePod(pod, "restart")
+		} else {
+			p.createPod(role, ts)
+		}
+	}
+}
+
+func (p *planner) createPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
+	if p.outcome != nil {
+		return
+	}
+	pod, err := DesiredPod(p.job, role, ts.Index, ts.Attempts+1)
+	if err != nil {
+		p.fail(musterv1.CompletionStatus{Reason: musterv1.ReasonPodCreateFailed, Message: err.Error(), Role: role.Name})
+		return
+	}
+	p.res.CreatePods = append(p.res.CreatePods, pod)
+}
+
+func (p *planner) deletePod(pod *corev1.Pod, reason string) {
+	if pod.DeletionTimestamp != nil {
+		return
+	}
+	p.res.DeletePods = append(p.res.DeletePods, PodDeletion{Name: pod.Name, UID: pod.UID, Reason: reason})
+}
+
+func (p *planner) fail(c musterv1.CompletionStatus) {
+	if p.outcome == nil {
+		p.outcome = &Outcome{Succeeded: false, Completion: c}
+	}
+}
+
+func (p *planner) event(warning bool, reason, msg string) {
+	p.res.Events = append(p.res.Events, Event{Warning: warning, Reason: reason, Message: msg})
+}
+
+func (p *planner) requeue(d time.Duration) {
+	if p.res.RequeueAfter == 0 || d < p.res.RequeueAfter {
+		p.res.RequeueAfter = d
+	}
+}
+
+// isEnded is whether uid is the pod instance the task's last exit was
+// recorded for.
+func isEnded(ts *musterv1.TaskStatus, uid types.UID) bool {
+	return ts.LastExit != nil && ts.LastExit.PodUID != "" && ts.LastExit.PodUID == uid
+}
+
+func podTaskAttempt(pod *corev1.Pod) int32 {
+	n, _ := strconv.Atoi(pod.Labels[musterv1.LabelTaskAttempt])
+	return int32(n)
+}
+
+func backoffLimit(job *musterv1.TrainingJob) int32 {
+	if l := job.Spec.Run.BackoffLimit; l != nil {
+		return *l
+	}
+	return musterv1.DefaultBackoffLimit
+}
+
+func taskCompletion(reason, msg, role string, ts *musterv1.TaskStatus) musterv1.CompletionStatus {
+	c := musterv1.CompletionStatus{Reason: reason, Message: msg, Role: role, Index: new(ts.Index)}
+	if ts.LastExit != nil {
+		c.ExitCode = new(ts.LastExit.Code)
+	}
+	return c
+}
+
+func describeExit(e musterv1.ExitStatus) string {
+	s := "exit code " + strconv.Itoa(int(e.Code))
+	if e.Reason != "" {
+		s += " (" + e.Reason + ")"
+	}
+	return s
+}
+
+func roleStatus(s *musterv1.TrainingJobStatus, name string) *musterv1.RoleStatus {
+	for i := range s.Roles {
+		if s.Roles[i].Name == name {
+			return &s.Roles[i]
+		}
+	}
+	return nil
+}
+
+func taskStatus(rs *musterv1.RoleStatus, index int32) musterv1.TaskStatus {
+	if rs != nil {
+		for _, t := range rs.Tasks {
+			if t.Index == index {
+				return *t.DeepCopy()
+			}
+		}
+	}
+	return musterv1.TaskStatus{Index: index, State: musterv1.TaskCreating}
+}
+
+func ptrTrue(b *bool) bool { return b != nil && *b }

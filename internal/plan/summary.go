@@ -1,0 +1,80 @@
+package plan
+
+import (
+	"fmt"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// summarize derives the counts, the phase and the Running and Restarting
+// conditions from the task states, so they never disagree with them.
+func (p *planner) summarize() {
+	var desired, running, restarting, waiting int32
+	for i := range p.status.Roles {
+		rs := &p.status.Roles[i]
+		rs.Pending, rs.Running, rs.Succeeded, rs.Failed = 0, 0, 0, 0
+		for _, t := range rs.Tasks {
+			switch t.State {
+			case musterv1.TaskRunning:
+				rs.Running++
+			case musterv1.TaskSucceeded:
+				rs.Succeeded++
+			case musterv1.TaskFailed:
+				rs.Failed++
+			case musterv1.TaskRestarting:
+				rs.Pending++
+				restarting++
+			case musterv1.TaskCreating, musterv1.TaskPending:
+				rs.Pending++
+				waiting++
+			}
+		}
+		desired += rs.Replicas
+		running += rs.Running
+	}
+	p.status.Ready = fmt.Sprintf("%d/%d", running, desired)
+
+	switch {
+	case apimeta.IsStatusConditionTrue(p.status.Conditions, musterv1.ConditionSucceeded):
+		p.status.Phase = musterv1.PhaseSucceeded
+	case apimeta.IsStatusConditionTrue(p.status.Conditions, musterv1.ConditionFailed):
+		p.status.Phase = musterv1.PhaseFailed
+	case apimeta.IsStatusConditionTrue(p.status.Conditions, musterv1.ConditionSuspended):
+		p.status.Phase = musterv1.PhaseSuspended
+	case restarting > 0:
+		p.status.Phase = musterv1.PhaseRestarting
+	case waiting == 0 && running > 0:
+		p.status.Phase = musterv1.PhaseRunning
+	default:
+		p.status.Phase = musterv1.PhasePending
+	}
+	p.setRunning(running, desired)
+	if restarting > 0 || apiCondition(p.status, musterv1.ConditionRestarting) != nil {
+		p.setCondition(musterv1.ConditionRestarting, restarting > 0, musterv1.ReasonTaskRestarting,
+			fmt.Sprintf("%d tasks are being replaced", restarting))
+	}
+}
+
+func (p *planner) setRunning(running, desired int32) {
+	msg := fmt.Sprintf("%d of %d tasks running", running, desired)
+	switch p.status.Phase {
+	case musterv1.PhaseRunning:
+		p.setCondition(musterv1.ConditionRunning, true, musterv1.ReasonPodsRunning, msg)
+	case musterv1.PhaseSucceeded, musterv1.PhaseFailed:
+		if apiCondition(p.status, musterv1.ConditionRunning) != nil {
+			p.setCondition(musterv1.ConditionRunning, false, p.status.Completion.Reason, "the job has finished")
+		}
+	case musterv1.PhaseSuspended:
+		if apiCondition(p.status, musterv1.ConditionRunning) != nil {
+			p.setCondition(musterv1.ConditionRunning, false, musterv1.ReasonSuspended, "the job is suspended")
+		}
+	case musterv1.PhaseRestarting:
+		if apiCondition(p.status, musterv1.ConditionRunning) != nil {
+			p.setCondition(musterv1.ConditionRunning, false, musterv1.ReasonTaskRestarting, msg)
+		}
+	default:
+		p.setCondition(musterv1.ConditionRunning, false, musterv1.ReasonPodsPending, msg)
+	}
+}

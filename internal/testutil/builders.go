@@ -1,0 +1,186 @@
+// Package testutil has builders for the objects tests make. Tests extend
+// these instead of building objects by hand.
+package testutil
+
+import (
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// JobBuilder builds a TrainingJob.
+type JobBuilder struct{ job musterv1.TrainingJob }
+
+// MakeJob starts a job with no roles.
+func MakeJob(name, namespace string) *JobBuilder {
+	return &JobBuilder{job: musterv1.TrainingJob{
+		TypeMeta:   metav1.TypeMeta{APIVersion: musterv1.GroupVersion.String(), Kind: "TrainingJob"},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
+	}}
+}
+
+// UID sets the job's UID, for unit tests that never reach an API server.
+func (b *JobBuilder) UID(uid string) *JobBuilder { b.job.UID = types.UID(uid); return b }
+
+// Role appends a role running `sleep inf` in one container.
+func (b *JobBuilder) Role(name string, replicas int32) *JobBuilder {
+	b.job.Spec.Roles = append(b.job.Spec.Roles, musterv1.Role{
+		Name:          name,
+		Replicas:      replicas,
+		RestartPolicy: musterv1.RestartPolicyExitCode,
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "main", Image: "busybox", Command: []string{"sleep", "inf"}}},
+		}},
+	})
+	return b
+}
+
+func (b *JobBuilder) last() *musterv1.Role { return &b.job.Spec.Roles[len(b.job.Spec.Roles)-1] }
+
+// RestartPolicy sets the restart policy of the last role.
+func (b *JobBuilder) RestartPolicy(p musterv1.RestartPolicy) *JobBuilder {
+	b.last().RestartPolicy = p
+	return b
+}
+
+// Completion sets the completion policy of the last role.
+func (b *JobBuilder) Completion(minSucceeded, minFailed int32) *JobBuilder {
+	b.last().Completion = &musterv1.CompletionPolicy{MinSucceeded: &minSucceeded, MinFailed: &minFailed}
+	return b
+}
+
+// Elastic bounds the last role and makes it the elastic role of a PyTorch job.
+func (b *JobBuilder) Elastic(minReplicas, maxReplicas int32) *JobBuilder {
+	r := b.last()
+	r.MinReplicas, r.MaxReplicas = &minReplicas, &maxReplicas
+	b.PyTorch()
+	b.job.Spec.Runtime.PyTorch.Elastic = &musterv1.ElasticPolicy{Role: r.Name}
+	return b
+}
+
+// Template edits the pod template of the last role.
+func (b *JobBuilder) Template(edit func(*corev1.PodTemplateSpec)) *JobBuilder {
+	edit(&b.last().Template)
+	return b
+}
+
+// PyTorch selects the PyTorch runtime.
+func (b *JobBuilder) PyTorch() *JobBuilder {
+	if b.job.Spec.Runtime == nil {
+		b.job.Spec.Runtime = &musterv1.Runtime{}
+	}
+	if b.job.Spec.Runtime.PyTorch == nil {
+		b.job.Spec.Runtime.PyTorch = &musterv1.PyTorchRuntime{}
+	}
+	return b
+}
+
+// BackoffLimit sets spec.run.backoffLimit.
+func (b *JobBuilder) BackoffLimit(n int32) *JobBuilder { b.job.Spec.Run.BackoffLimit = &n; return b }
+
+// Suspend sets spec.run.suspend.
+func (b *JobBuilder) Suspend(s bool) *JobBuilder { b.job.Spec.Run.Suspend = &s; return b }
+
+// ActiveDeadline sets spec.run.activeDeadlineSeconds.
+func (b *JobBuilder) ActiveDeadline(d time.Duration) *JobBuilder {
+	b.job.Spec.Run.ActiveDeadlineSeconds = ptr.To(int64(d.Seconds()))
+	return b
+}
+
+// TTL sets spec.run.ttlSecondsAfterFinished.
+func (b *JobBuilder) TTL(d time.Duration) *JobBuilder {
+	b.job.Spec.Run.TTLSecondsAfterFinished = ptr.To(int32(d.Seconds()))
+	return b
+}
+
+// CleanPodPolicy sets spec.run.cleanPodPolicy.
+func (b *JobBuilder) CleanPodPolicy(p musterv1.CleanPodPolicy) *JobBuilder {
+	b.job.Spec.Run.CleanPodPolicy = p
+	return b
+}
+
+// WithDefaults fills in what the API server's schema defaults would, for
+// unit tests that never reach one.
+func (b *JobBuilder) WithDefaults() *JobBuilder {
+	if b.job.Spec.Run.CleanPodPolicy == "" {
+		b.job.Spec.Run.CleanPodPolicy = musterv1.CleanPodPolicyRunning
+	}
+	if b.job.Spec.Run.BackoffLimit == nil {
+		b.job.Spec.Run.BackoffLimit = ptr.To(musterv1.DefaultBackoffLimit)
+	}
+	return b
+}
+
+// Obj returns a copy of the job.
+func (b *JobBuilder) Obj() *musterv1.TrainingJob { return b.job.DeepCopy() }
+
+// PodBuilder builds an observed pod of a job, as the operator made it.
+type PodBuilder struct{ pod corev1.Pod }
+
+// MakePod starts the pod of task index of role, attempt 1, phase Pending.
+func MakePod(job *musterv1.TrainingJob, role string, index int32) *PodBuilder {
+	name := job.Name + "-" + role + "-" + strconv.Itoa(int(index))
+	return &PodBuilder{pod: corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: job.Namespace, UID: types.UID(name + "-uid-1"),
+			Labels: map[string]string{
+				musterv1.LabelJobName: job.Name, musterv1.LabelRole: role,
+				musterv1.LabelTaskIndex: strconv.Itoa(int(index)), musterv1.LabelJobAttempt: "0",
+				musterv1.LabelTaskAttempt: "1",
+			},
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodPending},
+	}}
+}
+
+// Attempt sets the task attempt and a UID that goes with it.
+func (b *PodBuilder) Attempt(n int) *PodBuilder {
+	b.pod.Labels[musterv1.LabelTaskAttempt] = strconv.Itoa(n)
+	b.pod.UID = types.UID(b.pod.Name + "-uid-" + strconv.Itoa(n))
+	return b
+}
+
+// Running marks the pod running.
+func (b *PodBuilder) Running() *PodBuilder { b.pod.Status.Phase = corev1.PodRunning; return b }
+
+// Exited marks the pod ended with code from its container "main".
+func (b *PodBuilder) Exited(code int32, reason string, at time.Time) *PodBuilder {
+	b.pod.Status = ExitedStatus(code, reason, at)
+	return b
+}
+
+// PodReason sets the pod-level reason, e.g. Evicted.
+func (b *PodBuilder) PodReason(reason string) *PodBuilder { b.pod.Status.Reason = reason; return b }
+
+// Deleting marks the pod as being deleted.
+func (b *PodBuilder) Deleting() *PodBuilder {
+	b.pod.DeletionTimestamp = &metav1.Time{Time: time.Unix(0, 0)}
+	return b
+}
+
+// Obj returns a copy of the pod.
+func (b *PodBuilder) Obj() *corev1.Pod { return b.pod.DeepCopy() }
+
+// ExitedStatus is the status of a pod whose one container "main" exited
+// with code.
+func ExitedStatus(code int32, reason string, at time.Time) corev1.PodStatus {
+	phase := corev1.PodSucceeded
+	if code != 0 {
+		phase = corev1.PodFailed
+	}
+	return corev1.PodStatus{
+		Phase: phase,
+		ContainerStatuses: []corev1.ContainerStatus{{
+			Name: "main",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+				ExitCode: code, Reason: reason, FinishedAt: metav1.NewTime(at),
+			}},
+		}},
+	}
+}

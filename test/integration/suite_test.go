@@ -1,0 +1,165 @@
+// Package integration runs the operator against a real kube-apiserver and
+// etcd (envtest with locally built binaries) and a real
+// kube-controller-manager for garbage collection. Tests drive pod phases
+// themselves: there is no kubelet.
+package integration
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/controller"
+)
+
+var (
+	cfg    *rest.Config
+	k8s    client.Client
+	scheme = runtime.NewScheme()
+	// operator is the running operator; tests that restart it replace it.
+	operator *runningOperator
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	bin := os.Getenv("MUSTER_K8S_BIN")
+	if bin == "" {
+		fmt.Fprintln(os.Stderr, "MUSTER_K8S_BIN is not set: run `make test-integration`, which builds kube-apiserver and etcd and points it there")
+		return 1
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
+	must(clientgoscheme.AddToScheme(scheme))
+	must(musterv1.AddToScheme(scheme))
+
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: bin,
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	var err error
+	if cfg, err = env.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "starting envtest:", err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, "creating client:", err)
+		return 1
+	}
+	stopGC, err := startGarbageCollector(env, bin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting kube-controller-manager:", err)
+		return 1
+	}
+	defer stopGC()
+
+	operator, err = startOperator()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting operator:", err)
+		return 1
+	}
+	defer func() { operator.stop() }()
+	return m.Run()
+}
+
+func zapLevel() zapcore.Level {
+	if os.Getenv("MUSTER_TEST_VERBOSE") != "" {
+		return -4
+	}
+	return 0
+}
+
+// startGarbageCollector runs kube-controller-manager with only the garbage
+// collector, so owner references really delete children.
+func startGarbageCollector(env *envtest.Environment, bin string) (func(), error) {
+	user, err := env.ControlPlane.AddUser(envtest.User{Name: "kcm", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return nil, err
+	}
+	kubeconfig, err := user.KubeConfig()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "muster-kcm-")
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(filepath.Join(bin, "kube-controller-manager"),
+		"--kubeconfig="+path, "--controllers=garbagecollector", "--leader-elect=false",
+		"--bind-address=127.0.0.1", "--secure-port=0", "--concurrent-gc-syncs=5", "-v=0")
+	logFile, err := os.Create(filepath.Join(dir, "kcm.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = logFile.Close()
+		_ = os.RemoveAll(dir)
+	}, nil
+}
+
+type runningOperator struct {
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startOperator runs the operator's controllers with the same Setup and
+// cache options as the binary.
+func startOperator() (*runningOperator, error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:     scheme,
+		Cache:      controller.CacheOptions(nil),
+		Metrics:    metricsserver.Options{BindAddress: "0"},
+		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := controller.Setup(mgr, controller.Options{ExpectationTimeout: 10 * time.Second}); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	op := &runningOperator{cancel: cancel, done: make(chan error, 1)}
+	go func() { op.done <- mgr.Start(ctx) }()
+	return op, nil
+}
+
+func (o *runningOperator) stop() {
+	o.cancel()
+	<-o.done
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
