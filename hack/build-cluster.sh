@@ -21,7 +21,7 @@ ld="-s -w"
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ld="$ld -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 done
-cd "$here/cluster"
+cd "$root/tools/cluster"
 for b in "${missing[@]}"; do
   start=$(date +%s)
   echo ">> building $b ($K8S_VERSION / etcd $ETCD_VERSION)" >&2

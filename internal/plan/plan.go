@@ -55,6 +55,7 @@ type planner struct {
 	status  *musterv1.TrainingJobStatus
 	now     metav1.Time
 	pods    map[string]*corev1.Pod // current-attempt pods by name
+	strays  map[string]bool        // names still held by pods being removed
 	all     []*corev1.Pod
 	hasSvc  bool
 	outcome *Outcome
@@ -70,6 +71,7 @@ func Plan(in Input) Result {
 		all:    in.Pods,
 		hasSvc: in.HasService,
 		pods:   map[string]*corev1.Pod{},
+		strays: map[string]bool{},
 	}
 	p.status.ObservedGeneration = in.Job.Generation
 	p.indexPods()
@@ -105,6 +107,7 @@ func (p *planner) indexPods() {
 		stray := !known || err != nil || int32(idx) >= n ||
 			pod.Labels[musterv1.LabelJobAttempt] != strconv.Itoa(int(p.status.Attempt))
 		if stray {
+			p.strays[pod.Name] = true
 			p.deletePod(pod, "stray")
 			continue
 		}
@@ -264,7 +267,9 @@ func (p *planner) ended(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev
 }
 
 func (p *planner) createPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
-	if p.outcome != nil {
+	if p.outcome != nil || p.strays[ts.Pod] {
+		// A finished job makes nothing; a name still held by a stray pod is
+		// reused once that pod is gone.
 		return
 	}
 	pod, err := DesiredPod(p.job, role, ts.Index, ts.Attempts+1)

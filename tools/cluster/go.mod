@@ -1,4 +1,4 @@
-module github.com/muster-dev/muster/hack/cluster
+module github.com/muster-dev/muster/tools/cluster
 
 go 1.26.0
 

@@ -1,0 +1,104 @@
+# Muster. `make help` lists the targets.
+#
+# Tools and control-plane binaries are built from the Go module proxy into
+# $(MUSTER_CACHE), one folder per tool and version, so only the first run
+# pays for them. The folder is git-ignored.
+
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+export MUSTER_CACHE ?= $(CURDIR)/.cache
+CONTROLLER_GEN_VERSION := v0.21.0
+GOLANGCI_LINT_VERSION  := v2.15.0
+CONTROLLER_GEN := $(MUSTER_CACHE)/tools/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
+GOLANGCI_LINT  := $(MUSTER_CACHE)/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
+
+# Packages of the main module that unit tests cover: everything but the
+# tiers that need a cluster.
+UNIT_PKGS = $$(go list ./... | grep -v -e /test/integration -e /test/e2e)
+# Separate modules with their own go.mod.
+TOOL_MODULES := tools/procnode
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-18s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Development
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
+	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN) ## Generate the CRD and RBAC manifests in config/.
+	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true rbac:roleName=muster-operator paths=./... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: fmt
+fmt: ## Format the code.
+	gofmt -s -w $$(git ls-files '*.go')
+
+.PHONY: vet
+vet: ## Run go vet.
+	go vet ./...
+	@for m in $(TOOL_MODULES); do [ -f $$m/go.mod ] && (cd $$m && go vet ./...) || true; done
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: verify
+verify: generate manifests fmt vet lint ## Regenerate, lint, and fail if anything generated or formatted differs from git.
+	@git diff --exit-code -- api config internal cmd test tools || \
+		{ echo "Generated or formatted files are out of date: run 'make generate manifests fmt' and commit."; exit 1; }
+
+##@ Build
+
+.PHONY: build
+build: ## Build the operator and the CLI into bin/.
+	go build -o bin/muster-operator ./cmd/muster-operator
+	go build -o bin/muster ./cmd/muster
+
+##@ Test
+
+.PHONY: test
+test: test-unit test-integration test-e2e ## Run every test tier.
+
+.PHONY: test-unit
+test-unit: ## Unit tests of pure logic (fast, no cluster).
+	go test -count=1 $(UNIT_PKGS)
+	@for m in $(TOOL_MODULES); do if [ -f $$m/go.mod ]; then (cd $$m && go test -count=1 ./...); fi; done
+
+.PHONY: test-integration
+test-integration: ## The operator against a real kube-apiserver and etcd (built on first use).
+	@bin_dir=$$(hack/build-cluster.sh) && \
+		MUSTER_K8S_BIN=$$bin_dir go test -count=1 -timeout 20m ./test/integration/...
+
+.PHONY: test-e2e
+test-e2e: deps ## The local cluster with real processes and real torch (needs root).
+	go test -count=1 -timeout 60m ./test/e2e/...
+
+.PHONY: deps
+deps: ## Install the system packages the local cluster and the examples need.
+	hack/install-deps.sh
+
+##@ Try it
+
+.PHONY: demo
+demo: deps ## Start a local cluster, run the elastic PyTorch example (4 -> 2 -> 3 workers), clean up.
+	go run ./cmd/muster demo
+
+.PHONY: bench
+bench: ## Benchmarks; writes a report under _output/bench.
+	@echo "make bench: the scale benchmarks run on the local cluster's KWOK nodes; see docs/benchmarks.md"
+
+##@ Tools
+
+$(CONTROLLER_GEN):
+	GOBIN=$(dir $@) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+
+$(GOLANGCI_LINT):
+	GOBIN=$(dir $@) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)

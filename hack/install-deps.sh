@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the local cluster and the examples need:
+# python3 with Debian's torch (CPU) and iproute2 for the pods' network
+# namespaces. Does nothing when they are already there.
+set -euo pipefail
+need=()
+/usr/bin/python3 -c 'import torch' >/dev/null 2>&1 || need+=(python3-torch)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: need root to install: ${need[*]}" >&2
+  exit 1
+fi
+echo ">> installing ${need[*]} (apt)" >&2
+start=$(date +%s)
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+echo ">> installed ${need[*]} in $(( $(date +%s) - start ))s" >&2

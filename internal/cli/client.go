@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// clientFlags are the connection flags every cluster verb shares.
+type clientFlags struct {
+	kubeconfig string
+	context    string
+	namespace  string
+}
+
+func newClientFlags(root *cobra.Command) *clientFlags {
+	cf := &clientFlags{}
+	pf := root.PersistentFlags()
+	pf.StringVar(&cf.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+	pf.StringVar(&cf.context, "context", "", "kubeconfig context to use")
+	pf.StringVarP(&cf.namespace, "namespace", "n", "", "namespace (default: the context's)")
+	return cf
+}
+
+func (cf *clientFlags) loader() clientcmd.ClientConfig {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = cf.kubeconfig
+	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: cf.context})
+}
+
+// client connects to the cluster and resolves the namespace.
+func (cf *clientFlags) client() (client.Client, string, error) {
+	loader := cf.loader()
+	cfg, err := loader.ClientConfig()
+	if err != nil {
+		return nil, "", fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	ns := cf.namespace
+	if ns == "" {
+		if ns, _, err = loader.Namespace(); err != nil {
+			return nil, "", err
+		}
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, "", err
+	}
+	if err := musterv1.AddToScheme(scheme); err != nil {
+		return nil, "", err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	return c, ns, err
+}

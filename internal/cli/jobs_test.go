@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+func TestPrintJobs(t *testing.T) {
+	now := time.Unix(10000, 0)
+	job := testutil.MakeJob("pet", "team").Role("worker", 2).Obj()
+	job.CreationTimestamp = metav1.NewTime(now.Add(-90 * time.Second))
+	job.Status = musterv1.TrainingJobStatus{Phase: musterv1.PhaseRunning, Ready: "2/2", Restarts: musterv1.RestartCounts{Total: 1}}
+	var out bytes.Buffer
+	printJobs(&out, []musterv1.TrainingJob{*job}, true, now)
+	want := "NAMESPACE  NAME  PHASE    READY  RESTARTS  AGE\nteam       pet   Running  2/2    1         90s\n"
+	if out.String() != want {
+		t.Errorf("got\n%q\nwant\n%q", out.String(), want)
+	}
+}
+
+func TestDescribeJobShowsTasks(t *testing.T) {
+	job := testutil.MakeJob("pet", "team").Role("worker", 1).Obj()
+	job.Status.Roles = []musterv1.RoleStatus{{Name: "worker", Tasks: []musterv1.TaskStatus{{
+		Index: 0, State: musterv1.TaskRestarting, Pod: "pet-worker-0", Attempts: 2, Restarts: 1,
+		LastExit: &musterv1.ExitStatus{Code: 137, Reason: "OOMKilled"},
+	}}}}
+	var out bytes.Buffer
+	describeJob(&out, job)
+	if !strings.Contains(out.String(), "worker  0      Restarting  pet-worker-0  2         1         code 137, OOMKilled") {
+		t.Errorf("task line missing:\n%s", out.String())
+	}
+}

@@ -1,0 +1,53 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func pod(name, uid string, deleting bool) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(uid)}}
+	if deleting {
+		p.DeletionTimestamp = &metav1.Time{}
+	}
+	return p
+}
+
+func TestExpectations(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	cases := map[string]struct {
+		creates  []string
+		deletes  []types.UID
+		observed []*corev1.Pod
+		at       time.Time
+		wantOK   bool
+		wantWait time.Duration
+	}{
+		"nothing expected":           {at: t0, wantOK: true},
+		"created pod not seen yet":   {creates: []string{"a"}, at: t0.Add(time.Second), wantOK: false, wantWait: 9 * time.Second},
+		"created pod seen":           {creates: []string{"a"}, observed: []*corev1.Pod{pod("a", "1", false)}, at: t0, wantOK: true},
+		"create expectation expired": {creates: []string{"a"}, at: t0.Add(10 * time.Second), wantOK: true},
+		"deleted pod still there":    {deletes: []types.UID{"1"}, observed: []*corev1.Pod{pod("a", "1", false)}, at: t0, wantOK: false, wantWait: 10 * time.Second},
+		"deleted pod terminating":    {deletes: []types.UID{"1"}, observed: []*corev1.Pod{pod("a", "1", true)}, at: t0, wantOK: true},
+		"deleted pod replaced":       {deletes: []types.UID{"1"}, observed: []*corev1.Pod{pod("a", "2", false)}, at: t0, wantOK: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newExpectations(10 * time.Second)
+			for _, n := range tc.creates {
+				e.expectCreate("job", n, t0)
+			}
+			for _, u := range tc.deletes {
+				e.expectDelete("job", u, t0)
+			}
+			ok, wait := e.satisfied("job", tc.observed, tc.at)
+			if ok != tc.wantOK || wait != tc.wantWait {
+				t.Errorf("satisfied = %v, %v; want %v, %v", ok, wait, tc.wantOK, tc.wantWait)
+			}
+		})
+	}
+}

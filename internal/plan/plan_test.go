@@ -1,0 +1,254 @@
+package plan
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+// world is a tiny stand-in for the API server in the pure planner's tests:
+// it holds a job and its pods, and applies a plan's results the way the
+// executor would.
+type world struct {
+	t    *testing.T
+	job  *musterv1.TrainingJob
+	pods map[string]*corev1.Pod
+	now  time.Time
+	uids int
+}
+
+func newWorld(t *testing.T, job *musterv1.TrainingJob) *world {
+	return &world{t: t, job: job, pods: map[string]*corev1.Pod{}, now: time.Unix(1000, 0)}
+}
+
+func (w *world) plan() Result {
+	pods := make([]*corev1.Pod, 0, len(w.pods))
+	for _, p := range w.pods {
+		pods = append(pods, p.DeepCopy())
+	}
+	return Plan(Input{Job: w.job.DeepCopy(), Pods: pods, HasService: true, Now: w.now})
+}
+
+// step plans, writes status and acts, like one reconcile.
+func (w *world) step() Result {
+	res := w.plan()
+	w.job.Status = res.Status
+	for _, d := range res.DeletePods {
+		if p := w.pods[d.Name]; p != nil && p.UID == d.UID {
+			delete(w.pods, d.Name)
+		}
+	}
+	for _, p := range res.CreatePods {
+		if w.pods[p.Name] != nil {
+			continue
+		}
+		w.uids++
+		p.UID = types.UID("uid-" + strconv.Itoa(w.uids))
+		p.Status.Phase = corev1.PodPending
+		w.pods[p.Name] = p
+	}
+	return res
+}
+
+func (w *world) setPhase(name string, phase corev1.PodPhase) {
+	w.pods[name].Status = corev1.PodStatus{Phase: phase}
+}
+
+func (w *world) exit(name string, code int32) {
+	w.pods[name].Status = testutil.ExitedStatus(code, "Error", w.now)
+}
+
+func (w *world) task(role string, index int32) musterv1.TaskStatus {
+	for _, rs := range w.job.Status.Roles {
+		if rs.Name == role {
+			return rs.Tasks[index]
+		}
+	}
+	w.t.Fatalf("no role %s", role)
+	return musterv1.TaskStatus{}
+}
+
+func (w *world) runAll() {
+	w.step()
+	for name := range w.pods {
+		w.setPhase(name, corev1.PodRunning)
+	}
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseRunning {
+		w.t.Fatalf("phase = %s, want Running", w.job.Status.Phase)
+	}
+}
+
+func TestRestartSequence(t *testing.T) {
+	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 2).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj())
+	w.runAll()
+	failed := w.pods["j-w-1"].UID
+	w.exit("j-w-1", 1)
+
+	// 1. The decision is recorded and the failed pod deleted; nothing is
+	// created while it still exists.
+	res := w.plan()
+	if got := res.Status.Restarts; got != (musterv1.RestartCounts{Total: 1, Accountable: 1}) {
+		t.Fatalf("restarts = %+v", got)
+	}
+	if len(res.DeletePods) != 1 || res.DeletePods[0].UID != failed || len(res.CreatePods) != 0 {
+		t.Fatalf("want one delete of %s and no create, got %+v / %d creates", failed, res.DeletePods, len(res.CreatePods))
+	}
+
+	// 2. The operator crashes after writing status but before deleting:
+	// replanning from the written status neither loses nor doubles it.
+	w.job.Status = res.Status
+	again := w.plan()
+	if again.Status.Restarts != res.Status.Restarts || len(again.DeletePods) != 1 || again.DeletePods[0].UID != failed {
+		t.Fatalf("replay: restarts %+v deletes %+v", again.Status.Restarts, again.DeletePods)
+	}
+
+	// 3. Delete; once the pod is gone the replacement is created as
+	// attempt 2.
+	w.step()
+	if w.pods["j-w-1"] != nil {
+		t.Fatal("the failed pod must be deleted")
+	}
+	w.step()
+	if w.pods["j-w-1"] == nil || w.pods["j-w-1"].Labels[musterv1.LabelTaskAttempt] != "2" {
+		t.Fatalf("want a replacement pod with task attempt 2, got %+v", w.pods["j-w-1"])
+	}
+	if w.job.Status.Phase != musterv1.PhaseRestarting {
+		t.Fatalf("phase = %s, want Restarting", w.job.Status.Phase)
+	}
+	// 4. Adopted while pending: still restarting.
+	w.step()
+	if ts := w.task("w", 1); ts.State != musterv1.TaskRestarting || ts.Attempts != 2 || ts.PodUID != w.pods["j-w-1"].UID {
+		t.Fatalf("task = %+v", ts)
+	}
+	// 5. Running again.
+	w.setPhase("j-w-1", corev1.PodRunning)
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseRunning || w.job.Status.Restarts.Total != 1 {
+		t.Fatalf("phase %s restarts %+v", w.job.Status.Phase, w.job.Status.Restarts)
+	}
+	if ts := w.task("w", 1); ts.Restarts != 1 || ts.LastExit.PodUID != failed {
+		t.Fatalf("task = %+v", ts)
+	}
+}
+
+func TestBackoffLimitCountsEveryRestart(t *testing.T) {
+	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 2).
+		RestartPolicy(musterv1.RestartPolicyAlways).BackoffLimit(2).WithDefaults().Obj())
+	w.runAll()
+	// Two restarts through two paths (a success under Always, a failure).
+	for i, name := range []string{"j-w-0", "j-w-1"} {
+		w.exit(name, int32(i))
+		w.step()
+		w.step()
+		w.setPhase(name, corev1.PodRunning)
+		w.step()
+	}
+	if w.job.Status.Restarts.Accountable != 2 || w.job.Status.Phase != musterv1.PhaseRunning {
+		t.Fatalf("restarts %+v phase %s", w.job.Status.Restarts, w.job.Status.Phase)
+	}
+	w.exit("j-w-0", 1)
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseFailed || w.job.Status.Completion.Reason != musterv1.ReasonBackoffLimitExceeded {
+		t.Fatalf("phase %s completion %+v", w.job.Status.Phase, w.job.Status.Completion)
+	}
+	// cleanPodPolicy Running stops the running pod and keeps the failed one.
+	if len(w.pods) != 1 || w.pods["j-w-0"] == nil {
+		t.Fatalf("want only the failed pod kept, got %d pods", len(w.pods))
+	}
+	if w.task("w", 1).State != musterv1.TaskStopped {
+		t.Fatalf("task 1 = %+v, want Stopped", w.task("w", 1))
+	}
+}
+
+func TestVanishedPodIsReplacedWithoutCounting(t *testing.T) {
+	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 1).BackoffLimit(0).WithDefaults().Obj())
+	w.runAll()
+	delete(w.pods, "j-w-0")
+	res := w.step()
+	if len(res.CreatePods) != 1 {
+		t.Fatalf("want the replacement created at once, got %d creates", len(res.CreatePods))
+	}
+	if r := w.job.Status.Restarts; r.Total != 1 || r.Accountable != 0 {
+		t.Fatalf("restarts = %+v", r)
+	}
+}
+
+func TestSuspendAndResume(t *testing.T) {
+	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 2).WithDefaults().Obj())
+	w.runAll()
+	w.job.Spec.Run.Suspend = new(true)
+	res := w.step()
+	if len(res.DeletePods) != 2 || w.job.Status.Phase != musterv1.PhaseSuspended || w.job.Status.StartTime != nil {
+		t.Fatalf("deletes %d phase %s start %v", len(res.DeletePods), w.job.Status.Phase, w.job.Status.StartTime)
+	}
+	w.step()
+	if len(w.pods) != 0 || w.task("w", 0).State != musterv1.TaskStopped {
+		t.Fatalf("pods %d task %+v", len(w.pods), w.task("w", 0))
+	}
+	w.job.Spec.Run.Suspend = new(false)
+	res = w.step()
+	if len(res.CreatePods) != 2 || res.CreatePods[0].Labels[musterv1.LabelTaskAttempt] != "2" {
+		t.Fatalf("want 2 creates as attempt 2, got %d", len(res.CreatePods))
+	}
+	if w.job.Status.Restarts.Total != 0 || w.job.Status.StartTime == nil {
+		t.Fatalf("restarts %+v start %v", w.job.Status.Restarts, w.job.Status.StartTime)
+	}
+}
+
+func TestFinishedJobNeverRecreatesAndExpires(t *testing.T) {
+	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 1).TTL(10*time.Second).WithDefaults().Obj())
+	w.runAll()
+	w.exit("j-w-0", 0)
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseSucceeded {
+		t.Fatalf("phase = %s", w.job.Status.Phase)
+	}
+	delete(w.pods, "j-w-0")
+	w.now = w.now.Add(5 * time.Second)
+	res := w.step()
+	if len(res.CreatePods) != 0 || res.DeleteJob || res.RequeueAfter != 5*time.Second {
+		t.Fatalf("creates %d deleteJob %v requeue %v", len(res.CreatePods), res.DeleteJob, res.RequeueAfter)
+	}
+	w.now = w.now.Add(5 * time.Second)
+	if res = w.step(); !res.DeleteJob {
+		t.Fatal("want the job deleted once its TTL passed")
+	}
+}
+
+func TestActiveDeadline(t *testing.T) {
+	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 1).ActiveDeadline(30*time.Second).WithDefaults().Obj())
+	w.runAll()
+	if res := w.plan(); res.RequeueAfter != 30*time.Second {
+		t.Fatalf("requeue = %v, want the time left", res.RequeueAfter)
+	}
+	w.now = w.now.Add(30 * time.Second)
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseFailed || w.job.Status.Completion.Reason != musterv1.ReasonDeadlineExceeded {
+		t.Fatalf("phase %s completion %+v", w.job.Status.Phase, w.job.Status.Completion)
+	}
+}
+
+func TestStrayPodsAreDeleted(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).WithDefaults().Obj()
+	w := newWorld(t, job)
+	w.pods["j-w-1"] = testutil.MakePod(job, "w", 1).Obj() // beyond replicas
+	w.pods["j-x-0"] = testutil.MakePod(job, "x", 0).Obj() // unknown role
+	old := testutil.MakePod(job, "w", 0).Obj()            // older job attempt
+	old.Labels[musterv1.LabelJobAttempt] = "7"
+	w.pods["j-w-0"] = old
+	res := w.plan()
+	if len(res.DeletePods) != 3 {
+		t.Fatalf("want 3 strays deleted, got %+v", res.DeletePods)
+	}
+	if len(res.CreatePods) != 0 {
+		t.Fatal("no create while the old instance of j-w-0 still exists")
+	}
+}
