@@ -39,7 +39,7 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRD and RBAC manifests in config/.
 
 .PHONY: fmt
 fmt: ## Format the code.
-	gofmt -s -w $$(git ls-files '*.go')
+	gofmt -s -w $$(git ls-files '*.go' | grep -v zz_generated)
 
 .PHONY: vet
 vet: ## Run go vet.

@@ -262,7 +262,3 @@ type TrainingJobList struct {
 	// items are the TrainingJobs.
 	Items []TrainingJob `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&TrainingJob{}, &TrainingJobList{})
-}

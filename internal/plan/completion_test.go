@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -47,7 +48,7 @@ func TestEffectiveCompletion(t *testing.T) {
 }
 
 func task(index int32, state musterv1.TaskState, endedSec int) musterv1.TaskStatus {
-	t := musterv1.TaskStatus{Index: index, State: state, Pod: "j-r-" + string(rune('0'+index))}
+	t := musterv1.TaskStatus{Index: index, State: state, Pod: "j-r-" + strconv.Itoa(int(index))}
 	if state == musterv1.TaskSucceeded || state == musterv1.TaskFailed {
 		code := int32(0)
 		if state == musterv1.TaskFailed {

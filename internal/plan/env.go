@@ -137,13 +137,23 @@ func elasticEnv(t taskRef, e *musterv1.ElasticPolicy) []corev1.EnvVar {
 	if nproc == "" {
 		nproc = "1"
 	}
+	// The agent whose own hostname matches the endpoint hosts the c10d
+	// store; torch compares it with the short hostname, which never equals
+	// the pod's DNS name, so task 0 is told "localhost" to make it the host.
+	host := PodDNSName(t.job, t.role.Name, 0)
+	if t.index == 0 {
+		host = "localhost"
+	}
 	return []corev1.EnvVar{
 		{Name: "PET_NNODES", Value: fmt.Sprintf("%d:%d", minN, maxN)},
 		{Name: "PET_NPROC_PER_NODE", Value: nproc},
 		{Name: "PET_RDZV_BACKEND", Value: "c10d"},
-		{Name: "PET_RDZV_ENDPOINT", Value: fmt.Sprintf("%s:%d", PodDNSName(t.job, t.role.Name, 0), port)},
+		{Name: "PET_RDZV_ENDPOINT", Value: fmt.Sprintf("%s:%d", host, port)},
 		{Name: "PET_RDZV_ID", Value: string(t.job.UID)},
 		{Name: "PET_MAX_RESTARTS", Value: strconv.Itoa(int(restarts))},
+		// torch 1.13 checks its workers every 5 s by default; a failure
+		// should not wait that long to be noticed.
+		{Name: "PET_MONITOR_INTERVAL", Value: "1"},
 		{Name: "PYTHONUNBUFFERED", Value: "1"},
 	}
 }

@@ -107,7 +107,7 @@ func TestElasticEnv(t *testing.T) {
 	env := envMap(pod.Spec.Containers[0])
 	want := map[string]string{
 		"PET_NNODES": "2:4", "PET_RDZV_BACKEND": "c10d", "PET_RDZV_ENDPOINT": "el-worker-0.el:29400",
-		"PET_RDZV_ID": "u", "PET_NPROC_PER_NODE": "1", "PET_MAX_RESTARTS": "3",
+		"PET_RDZV_ID": "u", "PET_NPROC_PER_NODE": "1", "PET_MAX_RESTARTS": "3", "PET_MONITOR_INTERVAL": "1",
 	}
 	for k, v := range want {
 		if env[k] != v {
@@ -116,6 +116,13 @@ func TestElasticEnv(t *testing.T) {
 	}
 	if _, ok := env["RANK"]; ok {
 		t.Error("torchrun sets RANK itself; the operator must not")
+	}
+	pod0, err := DesiredPod(job, &job.Spec.Roles[0], 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := envMap(pod0.Spec.Containers[0])["PET_RDZV_ENDPOINT"]; got != "localhost:29400" {
+		t.Errorf("task 0 hosts the store: PET_RDZV_ENDPOINT = %q, want localhost:29400", got)
 	}
 }
 

@@ -155,7 +155,9 @@ func startOperator() (*runningOperator, error) {
 
 func (o *runningOperator) stop() {
 	o.cancel()
-	<-o.done
+	if err := <-o.done; err != nil {
+		fmt.Fprintln(os.Stderr, "operator stopped with:", err)
+	}
 }
 
 func must(err error) {

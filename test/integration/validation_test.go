@@ -22,7 +22,9 @@ func TestInvalidJobsAreRejected(t *testing.T) {
 		wantField string
 	}{
 		"duplicate role names": {
-			job:       func(ns string) *musterv1.TrainingJob { return testutil.MakeJob("j", ns).Role("w", 1).Role("w", 1).Obj() },
+			job: func(ns string) *musterv1.TrainingJob {
+				return testutil.MakeJob("j", ns).Role("w", 1).Role("w", 1).Obj()
+			},
 			wantField: "spec.roles[1]",
 		},
 		"role name not DNS-safe": {
@@ -52,7 +54,9 @@ func TestInvalidJobsAreRejected(t *testing.T) {
 			wantField: "spec.roles[0]",
 		},
 		"minReplicas above replicas": {
-			job:       func(ns string) *musterv1.TrainingJob { return testutil.MakeJob("j", ns).Role("w", 1).Elastic(2, 4).Obj() },
+			job: func(ns string) *musterv1.TrainingJob {
+				return testutil.MakeJob("j", ns).Role("w", 1).Elastic(2, 4).Obj()
+			},
 			wantField: "spec.roles[0]",
 		},
 		"pod names too long": {
@@ -74,7 +78,9 @@ func TestInvalidJobsAreRejected(t *testing.T) {
 			wantField: "spec.runtime.pytorch.masterRole",
 		},
 		"negative backoff limit": {
-			job:       func(ns string) *musterv1.TrainingJob { return testutil.MakeJob("j", ns).Role("w", 1).BackoffLimit(-1).Obj() },
+			job: func(ns string) *musterv1.TrainingJob {
+				return testutil.MakeJob("j", ns).Role("w", 1).BackoffLimit(-1).Obj()
+			},
 			wantField: "spec.run.backoffLimit",
 		},
 	}

@@ -1,0 +1,140 @@
+// Package e2e runs pods on the local cluster's process node: real
+// processes, real DNS, real volumes. One cluster, started through
+// internal/devcluster, serves the whole package and is always torn down.
+// It needs root (pod network namespaces) and python3; without them the
+// tests fail rather than skip.
+package e2e
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/muster-dev/muster/internal/devcluster"
+)
+
+var (
+	cluster *devcluster.Config
+	cs      kubernetes.Interface
+	// hostDir is a host folder the tests may mount into pods.
+	hostDir string
+)
+
+func TestMain(m *testing.M) {
+	flag.Parse()
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	if err := preflight(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	cfg, err := devcluster.NewConfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	// Its own state dir: never the user's `muster dev` cluster.
+	cfg.StateDir = filepath.Join(cfg.Cache, "e2e")
+	cfg.FakeNodes = -1
+	cfg.Out = prefixWriter{"e2e cluster: "}
+	cluster = cfg
+
+	// A run killed before its teardown (timeout, ^C twice) leaves a cluster
+	// behind; the next run removes it first.
+	ctx := context.Background()
+	if err := devcluster.Down(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: removing a leftover cluster:", err)
+		return 1
+	}
+	stopGuard := guardTeardown(cfg)
+	defer stopGuard()
+	defer func() {
+		if err := devcluster.Down(ctx, cfg); err != nil {
+			fmt.Fprintln(os.Stderr, "e2e: tearing down:", err)
+		}
+	}()
+
+	start := time.Now()
+	if err := devcluster.Up(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: starting the cluster:", err)
+		return 1
+	}
+	fmt.Fprintf(os.Stderr, "e2e: cluster ready in %s\n", time.Since(start).Round(time.Second))
+	restCfg, err := cfg.RESTConfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	if cs, err = kubernetes.NewForConfig(restCfg); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	if hostDir, err = os.MkdirTemp("", "muster-e2e-host-"); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(hostDir)
+	return m.Run()
+}
+
+// preflight fails early, with the reason, when the machine cannot run pods.
+func preflight() error {
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("must run as root: the process node gives every pod its own network namespace")
+	}
+	for _, tool := range []string{"python3", "ip"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return fmt.Errorf("%s is missing (make deps installs it): %w", tool, err)
+		}
+	}
+	return nil
+}
+
+// guardTeardown tears the cluster down when the run is interrupted or is
+// about to hit go test's -timeout, which would otherwise kill the binary
+// before any deferred teardown.
+func guardTeardown(cfg *devcluster.Config) (stop func()) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	var deadline <-chan time.Time
+	if f := flag.Lookup("test.timeout"); f != nil {
+		if d, err := time.ParseDuration(f.Value.String()); err == nil && d > 2*time.Minute {
+			deadline = time.After(d - time.Minute)
+		}
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sig:
+			fmt.Fprintf(os.Stderr, "e2e: %v: tearing the cluster down\n", s)
+		case <-deadline:
+			fmt.Fprintln(os.Stderr, "e2e: the test timeout is near: tearing the cluster down")
+		case <-done:
+			return
+		}
+		_ = devcluster.Down(context.Background(), cfg)
+		os.Exit(1)
+	}()
+	return func() { signal.Stop(sig); close(done) }
+}
+
+// prefixWriter marks the cluster's progress lines in the test output.
+type prefixWriter struct{ prefix string }
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	if _, err := os.Stderr.Write(append([]byte(p.prefix), b...)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
