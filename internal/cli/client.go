@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -34,8 +35,8 @@ func (cf *clientFlags) loader() clientcmd.ClientConfig {
 	return clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: cf.context})
 }
 
-// client connects to the cluster and resolves the namespace.
-func (cf *clientFlags) client() (client.Client, string, error) {
+// restConfig loads the kubeconfig and resolves the namespace.
+func (cf *clientFlags) restConfig() (*rest.Config, string, error) {
 	loader := cf.loader()
 	cfg, err := loader.ClientConfig()
 	if err != nil {
@@ -46,6 +47,15 @@ func (cf *clientFlags) client() (client.Client, string, error) {
 		if ns, _, err = loader.Namespace(); err != nil {
 			return nil, "", err
 		}
+	}
+	return cfg, ns, nil
+}
+
+// client connects to the cluster and resolves the namespace.
+func (cf *clientFlags) client() (client.Client, string, error) {
+	cfg, ns, err := cf.restConfig()
+	if err != nil {
+		return nil, "", err
 	}
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {

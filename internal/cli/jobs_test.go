@@ -37,3 +37,27 @@ func TestDescribeJobShowsTasks(t *testing.T) {
 		t.Errorf("task line missing:\n%s", out.String())
 	}
 }
+
+func TestScaleTarget(t *testing.T) {
+	elastic := testutil.MakeJob("e", "ns").Role("launcher", 1).Role("worker", 4).Elastic(2, 4).Obj()
+	cases := map[string]struct {
+		job     *musterv1.TrainingJob
+		role    string
+		want    int
+		wantErr bool
+	}{
+		"the elastic role by default": {job: elastic, want: 1},
+		"a named role":                {job: elastic, role: "launcher", want: 0},
+		"an unknown role":             {job: elastic, role: "ps", wantErr: true},
+		"the only role":               {job: testutil.MakeJob("j", "ns").Role("w", 2).Obj(), want: 0},
+		"several roles, none named":   {job: testutil.MakeJob("j", "ns").Role("a", 1).Role("b", 1).Obj(), wantErr: true},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := scaleTarget(tc.job, tc.role)
+			if (err != nil) != tc.wantErr || (err == nil && got != tc.want) {
+				t.Errorf("scaleTarget = %d, %v; want %d, error %v", got, err, tc.want, tc.wantErr)
+			}
+		})
+	}
+}

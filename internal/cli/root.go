@@ -20,6 +20,8 @@ func NewRootCommand() *cobra.Command {
 		newSuspendCommand(cf, true),
 		newSuspendCommand(cf, false),
 		newDeleteCommand(cf),
+		newLogsCommand(cf),
+		newScaleCommand(cf),
 		newDevCommand(),
 	)
 	return root
