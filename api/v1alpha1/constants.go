@@ -69,7 +69,10 @@ const (
 	ReasonDeadlineExceeded     = "DeadlineExceeded"
 	ReasonPodCreateFailed      = "PodCreateFailed"
 	ReasonTTLExpired           = "TTLExpired"
-	ReasonNotFinished          = "NotFinished"
+	ReasonStopped              = "Stopped"
+	ReasonHeld                 = "Held"
+	ReasonWaitingForRoles      = "WaitingForRoles"
+	ReasonInvalidDependency    = "InvalidDependency"
 )
 
 // DefaultBackoffLimit is the number of accountable restarts a job may make

@@ -39,6 +39,8 @@ type TrainingJob struct {
 // +kubebuilder:validation:XValidation:rule="self.roles.map(r, r.name) == oldSelf.roles.map(r, r.name)",message="spec.roles: roles cannot be added, removed or reordered"
 // +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.pytorch) || !has(self.runtime.pytorch.masterRole) || self.roles.exists(r, r.name == self.runtime.pytorch.masterRole)",message="spec.runtime.pytorch.masterRole must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.pytorch) || !has(self.runtime.pytorch.elastic) || self.roles.exists(r, r.name == self.runtime.pytorch.elastic.role)",message="spec.runtime.pytorch.elastic.role must name a role in spec.roles"
+// +kubebuilder:validation:XValidation:rule="self.roles.all(r, !has(r.dependsOn) || r.dependsOn.all(d, d.role != r.name && self.roles.exists(x, x.name == d.role)))",message="spec.roles[].dependsOn[].role must name another role of the job"
+// +kubebuilder:validation:XValidation:rule="!has(self.run) || !has(self.run.debug) || !has(self.run.debug.roles) || self.run.debug.roles.all(d, self.roles.exists(r, r.name == d.name))",message="spec.run.debug.roles[].name must name a role in spec.roles"
 type TrainingJobSpec struct {
 	// runtime tells how the processes of the job find each other. Without
 	// it the job is generic: every container gets Muster's environment
@@ -55,10 +57,11 @@ type TrainingJobSpec struct {
 	// +required
 	Roles []Role `json:"roles"`
 
-	// run holds the policies of the job as a whole: suspension, deadlines,
-	// clean-up and the restart budget.
+	// run holds the policies of the job as a whole: execution, suspension,
+	// deadlines, clean-up and the restart budget.
+	// +kubebuilder:default={}
 	// +optional
-	Run RunPolicy `json:"run,omitempty"`
+	Run RunPolicy `json:"run,omitzero"`
 }
 
 // Runtime selects the framework wiring of a job.
@@ -164,6 +167,17 @@ type Role struct {
 	// +optional
 	RestartPolicy RestartPolicy `json:"restartPolicy,omitempty"`
 
+	// dependsOn holds the role's tasks back until other roles have reached a
+	// state: a worker role that must not start before its master runs, a
+	// trainer that waits for a dataset role to succeed. Only roles listed
+	// earlier in spec.roles may be named, so there is never a cycle; a job
+	// that names a later role fails at once with reason InvalidDependency.
+	// +listType=map
+	// +listMapKey=role
+	// +kubebuilder:validation:MaxItems=8
+	// +optional
+	DependsOn []Dependency `json:"dependsOn,omitempty"`
+
 	// completion decides when this role ends the job. Absent, a preset is
 	// chosen from the roles present (see docs/state-machine.md).
 	// +optional
@@ -176,6 +190,30 @@ type Role struct {
 	// +required
 	Template corev1.PodTemplateSpec `json:"template"`
 }
+
+// Dependency names a role and the state it must reach.
+type Dependency struct {
+	// role is the name of an earlier role of the job.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
+	// +required
+	Role string `json:"role"`
+	// when is the state every task of that role must have reached: Running
+	// (each task runs, or has succeeded) or Succeeded.
+	// +kubebuilder:default=Running
+	// +optional
+	When DependencyCondition `json:"when,omitempty"`
+}
+
+// DependencyCondition is the state a depended-on role must reach.
+// +kubebuilder:validation:Enum=Running;Succeeded
+type DependencyCondition string
+
+// Dependency conditions.
+const (
+	DependencyRunning   DependencyCondition = "Running"
+	DependencySucceeded DependencyCondition = "Succeeded"
+)
 
 // RestartPolicy says which ended pods of a role are replaced.
 // +kubebuilder:validation:Enum=Never;OnFailure;Always;ExitCode
@@ -204,7 +242,24 @@ type CompletionPolicy struct {
 }
 
 // RunPolicy holds the policies of a job as a whole.
+//
+// +kubebuilder:validation:XValidation:rule="!has(oldSelf.execution) || !has(self.execution) || oldSelf.execution == self.execution || oldSelf.execution == 'Create' || (oldSelf.execution == 'Start' && self.execution == 'Stop')",message="spec.run.execution may only go from Create to Start or Stop, or from Start to Stop"
+// +kubebuilder:validation:XValidation:rule="has(self.debug) == has(oldSelf.debug) && (!has(self.debug) || self.debug == oldSelf.debug)",message="spec.run.debug is immutable: set it when creating the job"
 type RunPolicy struct {
+	// execution controls whether the job runs: Create holds a new job with
+	// nothing created (to prepare objects it will use, then switch to
+	// Start); Start runs it; Stop ends it at once as Failed with reason
+	// Stopped, keeping the object and its status.
+	// +kubebuilder:default=Start
+	// +optional
+	Execution Execution `json:"execution,omitempty"`
+
+	// debug creates every pod with its command replaced (by default with
+	// `sleep inf`), so a user can exec into the job's real environment.
+	// Pods that keep running do not complete the job.
+	// +optional
+	Debug *DebugPolicy `json:"debug,omitempty"`
+
 	// suspend holds the job: its pods are deleted and none are created until
 	// it is false again. Kueue sets it to admit jobs.
 	// +kubebuilder:default=false
@@ -238,6 +293,48 @@ type RunPolicy struct {
 	// +kubebuilder:default=3
 	// +optional
 	BackoffLimit *int32 `json:"backoffLimit,omitempty"`
+}
+
+// Execution says whether a job runs.
+// +kubebuilder:validation:Enum=Create;Start;Stop
+type Execution string
+
+// Executions.
+const (
+	ExecutionCreate Execution = "Create"
+	ExecutionStart  Execution = "Start"
+	ExecutionStop   Execution = "Stop"
+)
+
+// DebugPolicy replaces the commands of a job's pods.
+type DebugPolicy struct {
+	// command replaces every container's command, and its args are
+	// dropped. Default: sleep inf.
+	// +optional
+	Command []string `json:"command,omitempty"`
+	// skipInitContainers leaves the init containers out.
+	// +optional
+	SkipInitContainers bool `json:"skipInitContainers,omitempty"`
+	// roles overrides the above per role.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Roles []RoleDebug `json:"roles,omitempty"`
+}
+
+// RoleDebug is one role's debug settings.
+type RoleDebug struct {
+	// name of the role.
+	// +kubebuilder:validation:MaxLength=40
+	// +required
+	Name string `json:"name"`
+	// command replaces the role's container commands.
+	// +optional
+	Command []string `json:"command,omitempty"`
+	// skipInitContainers leaves the role's init containers out.
+	// +optional
+	SkipInitContainers bool `json:"skipInitContainers,omitempty"`
 }
 
 // CleanPodPolicy says which pods are deleted when a job finishes.

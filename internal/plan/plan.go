@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -59,6 +60,7 @@ type planner struct {
 	all     []*corev1.Pod
 	hasSvc  bool
 	outcome *Outcome
+	waiting []string // roles held back by dependsOn, for the Running condition
 	res     Result
 }
 
@@ -80,6 +82,10 @@ func Plan(in Input) Result {
 	case isFinished(p.status):
 		p.cleanUp()
 		p.expireTTL()
+	case p.job.Spec.Run.Execution == musterv1.ExecutionStop:
+		p.stop()
+	case p.job.Spec.Run.Execution == musterv1.ExecutionCreate:
+		p.hold()
 	case ptrTrue(p.job.Spec.Run.Suspend):
 		p.ensureService()
 		p.suspend()
@@ -119,7 +125,7 @@ func (p *planner) ensureService() {
 	if !p.hasSvc {
 		p.res.CreateService = DesiredService(p.job)
 	}
-	if apiCondition(p.status, musterv1.ConditionCreated) == nil {
+	if !apimeta.IsStatusConditionTrue(p.status.Conditions, musterv1.ConditionCreated) {
 		p.setCondition(musterv1.ConditionCreated, true, musterv1.ReasonCreated, "the job was accepted and its Service made")
 	}
 }
@@ -130,9 +136,10 @@ func (p *planner) run() {
 		p.status.StartTime = new(p.now)
 	}
 	p.checkDeadline()
+	p.checkDependencies()
 	roles := make([]musterv1.RoleStatus, 0, len(p.job.Spec.Roles))
 	for i := range p.job.Spec.Roles {
-		roles = append(roles, p.syncRole(&p.job.Spec.Roles[i]))
+		roles = append(roles, p.syncRole(&p.job.Spec.Roles[i], roles))
 	}
 	p.status.Roles = roles
 	if p.outcome == nil {
@@ -159,12 +166,25 @@ func (p *planner) checkDeadline() {
 	})
 }
 
-func (p *planner) syncRole(role *musterv1.Role) musterv1.RoleStatus {
+// syncRole syncs the tasks of one role. done holds the roles synced
+// before it, which are the only ones it may depend on.
+func (p *planner) syncRole(role *musterv1.Role, done []musterv1.RoleStatus) musterv1.RoleStatus {
 	old := roleStatus(p.status, role.Name)
 	rs := musterv1.RoleStatus{Name: role.Name, Replicas: role.Replicas, Tasks: make([]musterv1.TaskStatus, role.Replicas)}
+	waitFor := unmetDependency(role, done)
+	if waitFor != "" {
+		p.waiting = append(p.waiting, "role "+role.Name+" waits for "+waitFor)
+	}
 	for i := range rs.Tasks {
 		ts := taskStatus(old, int32(i))
-		p.syncTask(role, &ts)
+		if waitFor != "" && ts.Attempts == 0 && p.pods[ts.Pod] == nil {
+			// Held back until its dependencies are met; a task that has
+			// already run is replaced as usual.
+			ts.Pod = PodName(p.job.Name, role.Name, ts.Index)
+			ts.State = musterv1.TaskCreating
+		} else {
+			p.syncTask(role, &ts)
+		}
 		rs.Tasks[i] = ts
 	}
 	return rs

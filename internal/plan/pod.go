@@ -70,6 +70,7 @@ func DesiredPod(job *musterv1.TrainingJob, role *musterv1.Role, index, taskAttem
 		pod.Spec.Subdomain = ServiceName(job)
 	}
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	applyDebug(job.Spec.Run.Debug, role.Name, &pod.Spec)
 
 	env := append(musterEnv(t), runtimeEnv(t)...)
 	prependEnv(pod.Spec.InitContainers, env)
@@ -102,5 +103,35 @@ func DesiredService(job *musterv1.TrainingJob) *corev1.Service {
 			Selector:                 JobLabels(job),
 			PublishNotReadyAddresses: true,
 		},
+	}
+}
+
+// defaultDebugCommand keeps a debug pod alive for a user to exec into.
+var defaultDebugCommand = []string{"sleep", "inf"}
+
+// applyDebug replaces the commands of a debug-mode pod: the role's own
+// settings win over the job's, which win over `sleep inf`.
+func applyDebug(d *musterv1.DebugPolicy, role string, spec *corev1.PodSpec) {
+	if d == nil {
+		return
+	}
+	command, skipInit := d.Command, d.SkipInitContainers
+	for _, r := range d.Roles {
+		if r.Name == role {
+			if len(r.Command) > 0 {
+				command = r.Command
+			}
+			skipInit = skipInit || r.SkipInitContainers
+		}
+	}
+	if len(command) == 0 {
+		command = defaultDebugCommand
+	}
+	for i := range spec.Containers {
+		spec.Containers[i].Command = append([]string(nil), command...)
+		spec.Containers[i].Args = nil
+	}
+	if skipInit {
+		spec.InitContainers = nil
 	}
 }

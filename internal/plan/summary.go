@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
@@ -75,6 +76,10 @@ func (p *planner) setRunning(running, desired int32) {
 			p.setCondition(musterv1.ConditionRunning, false, musterv1.ReasonTaskRestarting, msg)
 		}
 	default:
+		if len(p.waiting) > 0 {
+			p.setCondition(musterv1.ConditionRunning, false, musterv1.ReasonWaitingForRoles, strings.Join(p.waiting, "; "))
+			return
+		}
 		p.setCondition(musterv1.ConditionRunning, false, musterv1.ReasonPodsPending, msg)
 	}
 }

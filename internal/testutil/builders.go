@@ -184,3 +184,22 @@ func ExitedStatus(code int32, reason string, at time.Time) corev1.PodStatus {
 		}},
 	}
 }
+
+// DependsOn makes the last role wait for role to reach when.
+func (b *JobBuilder) DependsOn(role string, when musterv1.DependencyCondition) *JobBuilder {
+	r := b.last()
+	r.DependsOn = append(r.DependsOn, musterv1.Dependency{Role: role, When: when})
+	return b
+}
+
+// Execution sets spec.run.execution.
+func (b *JobBuilder) Execution(e musterv1.Execution) *JobBuilder {
+	b.job.Spec.Run.Execution = e
+	return b
+}
+
+// Debug sets spec.run.debug.
+func (b *JobBuilder) Debug(d musterv1.DebugPolicy) *JobBuilder {
+	b.job.Spec.Run.Debug = &d
+	return b
+}

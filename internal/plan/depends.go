@@ -1,0 +1,62 @@
+package plan
+
+import (
+	"fmt"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// unmetDependency returns the first of role's dependencies that the roles
+// synced so far do not meet, as text for the status, or "".
+func unmetDependency(role *musterv1.Role, done []musterv1.RoleStatus) string {
+	for _, d := range role.DependsOn {
+		when := d.When
+		if when == "" {
+			when = musterv1.DependencyRunning
+		}
+		var dep *musterv1.RoleStatus
+		for i := range done {
+			if done[i].Name == d.Role {
+				dep = &done[i]
+			}
+		}
+		if dep == nil || !dependencyMet(dep, when) {
+			return "role " + d.Role + " to be " + string(when)
+		}
+	}
+	return ""
+}
+
+// dependencyMet: Running means every task runs or has succeeded; Succeeded
+// means every task has succeeded. A role with no tasks meets both.
+func dependencyMet(rs *musterv1.RoleStatus, when musterv1.DependencyCondition) bool {
+	for _, t := range rs.Tasks {
+		switch {
+		case t.State == musterv1.TaskSucceeded:
+		case t.State == musterv1.TaskRunning && when == musterv1.DependencyRunning:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// checkDependencies fails a job whose role depends on a role listed after
+// it. CEL cannot afford to check the order at admission; without this the
+// job would wait forever.
+func (p *planner) checkDependencies() {
+	seen := map[string]bool{}
+	for i, r := range p.job.Spec.Roles {
+		for j, d := range r.DependsOn {
+			if !seen[d.Role] {
+				p.fail(musterv1.CompletionStatus{
+					Reason: musterv1.ReasonInvalidDependency,
+					Message: fmt.Sprintf("spec.roles[%d].dependsOn[%d].role: role %s is not listed before role %s; a role may depend only on earlier roles",
+						i, j, d.Role, r.Name),
+				})
+				return
+			}
+		}
+		seen[r.Name] = true
+	}
+}
