@@ -81,3 +81,15 @@ const DefaultBackoffLimit int32 = 3
 
 // DefaultPyTorchPort is the port of the static PyTorch master.
 const DefaultPyTorchPort int32 = 23456
+
+// Reasons of lifecycle decisions.
+const (
+	ReasonJobRestarting     = "JobRestarting"
+	ReasonInvalidSpec       = "InvalidSpec"
+	ReasonTerminated        = "Terminated"
+	ReasonPolicyCompleted   = "PolicyCompleted"
+	ReasonPolicyFailed      = "PolicyFailed"
+	ReasonSuspendedByPolicy = "SuspendedByPolicy"
+	ReasonPodPendingTimeout = "PodPendingTimeout"
+	ReasonForceDeleted      = "ForceDeleted"
+)

@@ -79,9 +79,22 @@ type TrainingJobStatus struct {
 	// +optional
 	Attempt int32 `json:"attempt,omitempty"`
 
-	// restarts counts the pods the operator replaced.
+	// restarts counts every restart, whatever its path: a pod replaced, a
+	// role restarted, a new attempt of the whole job.
 	// +optional
 	Restarts RestartCounts `json:"restarts,omitzero"`
+
+	// retries counts the new attempts of the whole job, which
+	// spec.retry.maxRetries limits.
+	// +optional
+	Retries RestartCounts `json:"retries,omitzero"`
+
+	// attempts is the history of the job's attempts, newest last; at most
+	// the last 10 are kept.
+	// +kubebuilder:validation:MaxItems=10
+	// +listType=atomic
+	// +optional
+	Attempts []AttemptStatus `json:"attempts,omitempty"`
 
 	// roles is the state of each role, in spec order.
 	// +listType=map
@@ -90,6 +103,22 @@ type TrainingJobStatus struct {
 	Roles []RoleStatus `json:"roles,omitempty"`
 
 	// completion says why the job finished.
+	// +optional
+	Completion *CompletionStatus `json:"completion,omitempty"`
+}
+
+// AttemptStatus is one attempt of a job.
+type AttemptStatus struct {
+	// id of the attempt.
+	// +required
+	ID int32 `json:"id"`
+	// startTime is when the attempt started.
+	// +optional
+	StartTime *metav1.Time `json:"startTime,omitempty"`
+	// completionTime is when it ended.
+	// +optional
+	CompletionTime *metav1.Time `json:"completionTime,omitempty"`
+	// completion says why it ended.
 	// +optional
 	Completion *CompletionStatus `json:"completion,omitempty"`
 }
@@ -152,6 +181,10 @@ type TaskStatus struct {
 	// restarts is the number of times the task's pod was replaced.
 	// +optional
 	Restarts int32 `json:"restarts,omitempty"`
+	// accountableRestarts is the restarts that count against
+	// spec.roles[].maxRetries.
+	// +optional
+	AccountableRestarts int32 `json:"accountableRestarts,omitempty"`
 	// lastExit describes how the task's last pod ended.
 	// +optional
 	LastExit *ExitStatus `json:"lastExit,omitempty"`
@@ -174,10 +207,23 @@ type ExitStatus struct {
 	// container is the name of the container the code comes from.
 	// +optional
 	Container string `json:"container,omitempty"`
-	// transient is true when the failure came from the infrastructure and
-	// did not count against the backoff limit.
+	// completionCode classifies how the pod ended (see docs/failures.md):
+	// 0 for success, Muster's codes for what it recognises, else the exit
+	// code.
 	// +optional
-	Transient bool `json:"transient,omitempty"`
+	CompletionCode int32 `json:"completionCode,omitempty"`
+	// phrase names completionCode, e.g. ContainerOOMKilled.
+	// +optional
+	Phrase string `json:"phrase,omitempty"`
+	// attributes qualify a failure: Transient (a retry should end
+	// differently), Permanent (it would end the same), Conflict (resource
+	// contention). None means unknown.
+	// +listType=atomic
+	// +optional
+	Attributes []string `json:"attributes,omitempty"`
+	// diagnostics lists the observed fields that decided completionCode.
+	// +optional
+	Diagnostics string `json:"diagnostics,omitempty"`
 	// finishedAt is when the pod ended.
 	// +optional
 	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
@@ -201,4 +247,34 @@ type CompletionStatus struct {
 	// exitCode is the exit code of the triggering task, if one did.
 	// +optional
 	ExitCode *int32 `json:"exitCode,omitempty"`
+	// code is the completion code: the triggering task's (see
+	// lastExit.completionCode), or Muster's own for an end it decided
+	// (e.g. -210 for a stop).
+	// +optional
+	Code *int32 `json:"code,omitempty"`
+	// phrase names code.
+	// +optional
+	Phrase string `json:"phrase,omitempty"`
+	// attributes qualify a failure: Transient, Permanent, Conflict.
+	// +listType=atomic
+	// +optional
+	Attributes []string `json:"attributes,omitempty"`
+	// diagnostics lists the observed fields that decided code.
+	// +optional
+	Diagnostics string `json:"diagnostics,omitempty"`
+}
+
+// IsTransient reports whether the exit was classified Transient.
+func (e *ExitStatus) IsTransient() bool { return e != nil && hasAttribute(e.Attributes, "Transient") }
+
+// IsPermanent reports whether the exit was classified Permanent.
+func (e *ExitStatus) IsPermanent() bool { return e != nil && hasAttribute(e.Attributes, "Permanent") }
+
+func hasAttribute(attrs []string, a string) bool {
+	for _, x := range attrs {
+		if x == a {
+			return true
+		}
+	}
+	return false
 }

@@ -40,6 +40,7 @@ type TrainingJob struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.pytorch) || !has(self.runtime.pytorch.masterRole) || self.roles.exists(r, r.name == self.runtime.pytorch.masterRole)",message="spec.runtime.pytorch.masterRole must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.pytorch) || !has(self.runtime.pytorch.elastic) || self.roles.exists(r, r.name == self.runtime.pytorch.elastic.role)",message="spec.runtime.pytorch.elastic.role must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="self.roles.all(r, !has(r.dependsOn) || r.dependsOn.all(d, d.role != r.name && self.roles.exists(x, x.name == d.role)))",message="spec.roles[].dependsOn[].role must name another role of the job"
+// +kubebuilder:validation:XValidation:rule="!has(self.policies) || self.policies.all(p, !has(p.role) || self.roles.exists(r, r.name == p.role))",message="spec.policies[].role must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="!has(self.run) || !has(self.run.debug) || !has(self.run.debug.roles) || self.run.debug.roles.all(d, self.roles.exists(r, r.name == d.name))",message="spec.run.debug.roles[].name must name a role in spec.roles"
 type TrainingJobSpec struct {
 	// runtime tells how the processes of the job find each other. Without
@@ -56,6 +57,23 @@ type TrainingJobSpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +required
 	Roles []Role `json:"roles"`
+
+	// failurePolicy classifies failures as transient, permanent or unknown,
+	// with user rules checked before Muster's defaults.
+	// +optional
+	FailurePolicy *FailurePolicy `json:"failurePolicy,omitempty"`
+
+	// retry retries the whole job in a new attempt when an attempt fails.
+	// +optional
+	Retry *RetryPolicy `json:"retry,omitempty"`
+
+	// policies map events and exit codes to actions. A role's policies are
+	// checked before job-wide ones; the first match wins and overrides the
+	// role's restart policy.
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=atomic
+	// +optional
+	Policies []LifecyclePolicy `json:"policies,omitempty"`
 
 	// run holds the policies of the job as a whole: execution, suspension,
 	// deadlines, clean-up and the restart budget.
@@ -166,6 +184,29 @@ type Role struct {
 	// +kubebuilder:default=ExitCode
 	// +optional
 	RestartPolicy RestartPolicy `json:"restartPolicy,omitempty"`
+
+	// maxRetries caps the accountable restarts of each task of the role; a
+	// task that needs one more fails for good. Unset: only the job's
+	// backoffLimit applies.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	MaxRetries *int32 `json:"maxRetries,omitempty"`
+
+	// restartScope is what a restart restarts: Pod replaces the failed pod,
+	// Job starts a new attempt of the whole job (every pod recreated). The
+	// default is Job for the static roles of a PyTorch job, whose process
+	// group one lost rank breaks, and Pod otherwise.
+	// +optional
+	RestartScope RestartScope `json:"restartScope,omitempty"`
+
+	// gracefulDeletionTimeoutSeconds: when set, a pod of the role still
+	// terminating this long after its deletion was asked is force-deleted,
+	// so its replacement can start even if its node is gone (availability
+	// over consistency: the old process may still run). Unset, pods are
+	// never force-deleted and a task never has two pods.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	GracefulDeletionTimeoutSeconds *int64 `json:"gracefulDeletionTimeoutSeconds,omitempty"`
 
 	// dependsOn holds the role's tasks back until other roles have reached a
 	// state: a worker role that must not start before its master runs, a

@@ -118,9 +118,10 @@ func lastExit(e *musterv1.ExitStatus) string {
 	if e.Reason != "" {
 		parts = append(parts, e.Reason)
 	}
-	if e.Transient {
-		parts = append(parts, "transient")
+	if e.Phrase != "" {
+		parts = append(parts, e.Phrase)
 	}
+	parts = append(parts, e.Attributes...)
 	return strings.Join(parts, ", ")
 }
 

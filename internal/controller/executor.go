@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -31,6 +32,13 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, res
 		}
 	}
 	errs = append(errs, r.deletePods(ctx, job, res.DeletePods), r.createPods(ctx, job, res.CreatePods))
+	if res.SuspendJob {
+		log.V(2).Info("Suspending job as a lifecycle policy asked", "reason", musterv1.ReasonSuspendedByPolicy)
+		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"run":{"suspend":true}}}`))
+		if err := r.client.Patch(ctx, job.DeepCopy(), patch); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("suspending job: %w", err))
+		}
+	}
 	if res.DeleteJob {
 		log.V(2).Info("Deleting job after its TTL", "reason", musterv1.ReasonTTLExpired)
 		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.ReasonTTLExpired, "Delete",
@@ -96,7 +104,11 @@ func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.TrainingJob, 
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: d.Name}}
 		// The UID precondition makes sure we delete the instance we decided
 		// about, never a replacement that took its name.
-		err := r.client.Delete(ctx, pod, client.Preconditions{UID: &d.UID})
+		opts := []client.DeleteOption{client.Preconditions{UID: &d.UID}}
+		if d.Force {
+			opts = append(opts, client.GracePeriodSeconds(0))
+		}
+		err := r.client.Delete(ctx, pod, opts...)
 		mu.Lock()
 		defer mu.Unlock()
 		switch {

@@ -74,7 +74,7 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options)
 	return &Reconciler{client: c, recorder: recorder, opts: opts, expect: newExpectations(opts.ExpectationTimeout)}
 }
 
-// +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create

@@ -65,7 +65,10 @@ func EffectiveCompletion(job *musterv1.TrainingJob) map[string]Rule {
 type Outcome struct {
 	Succeeded  bool
 	Completion musterv1.CompletionStatus
-	at         metav1.Time
+	// NoRetry: the end is final whatever spec.retry says (a stop, a spent
+	// budget, an invalid spec).
+	NoRetry bool
+	at      metav1.Time
 }
 
 // EvaluateCompletion applies the completion rules to the task states. When
@@ -135,7 +138,7 @@ func trigger(rs *musterv1.RoleStatus, state musterv1.TaskState, minCount int32, 
 		},
 	}
 	if t.LastExit != nil {
-		o.Completion.ExitCode = new(t.LastExit.Code)
+		inheritExit(&o.Completion, t.LastExit)
 		if state == musterv1.TaskFailed {
 			o.Completion.Message += ", triggered by " + t.Pod + " with " + describeExit(*t.LastExit)
 		}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/policy"
 )
 
 // hold keeps a job created with spec.run.execution Create: nothing is made
@@ -14,9 +15,11 @@ func (p *planner) hold() {
 // stop ends the job at once as Failed with reason Stopped. The object and
 // its status stay; running pods go as spec.run.cleanPodPolicy says.
 func (p *planner) stop() {
-	p.outcome = &Outcome{Completion: musterv1.CompletionStatus{
+	p.outcome = &Outcome{NoRetry: true, Completion: musterv1.CompletionStatus{
 		Reason:  musterv1.ReasonStopped,
 		Message: "spec.run.execution is Stop: the job was stopped",
+		Code:    new(int32(policy.CodeStopRequested)),
+		Phrase:  "StopRequested",
 	}}
 	p.finish()
 }

@@ -2,32 +2,22 @@ package plan
 
 import (
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/policy"
 )
 
 const maxMessageLen = 256
 
-// Pod and container reasons that mean the infrastructure, not the program,
-// ended the pod.
-var transientPodReasons = map[string]bool{
-	"Evicted":                  true,
-	"Preempting":               true,
-	"NodeLost":                 true,
-	"Shutdown":                 true,
-	"NodeShutdown":             true,
-	"Terminated":               true,
-	"UnexpectedAdmissionError": true,
-	"PodDeleted":               true,
-}
-
-// ExitOf describes how an ended pod ended. The code comes from the failed
-// container that finished first: when one process of a job dies, the others
-// usually die of it, so the first is the cause.
-func ExitOf(pod *corev1.Pod) musterv1.ExitStatus {
+// ExitOf describes how an ended pod ended: the exit code, reason and
+// message of the failed container that finished first (when one process of
+// a job dies the others usually die of it, so the first is the cause), and
+// the classifier's verdict on the whole pod.
+func ExitOf(pod *corev1.Pod, classifier policy.Classifier) musterv1.ExitStatus {
 	out := musterv1.ExitStatus{Reason: pod.Status.Reason, Message: truncate(pod.Status.Message)}
 	var ended []corev1.ContainerStatus
 	for _, group := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
@@ -57,8 +47,30 @@ func ExitOf(pod *corev1.Pod) musterv1.ExitStatus {
 	if out.FinishedAt == nil {
 		out.FinishedAt = lastFinish(pod)
 	}
-	out.Transient = isTransient(pod, out)
+	classify(&out, classifier.Classify(firstFailure(pod, out.Container)))
 	return out
+}
+
+// firstFailure is the pod's end as the classifier sees it: the pod's own
+// fields and, of its containers, only the failed one that finished first.
+// A native sidecar SIGTERMed after the main container failed must not make
+// the failure look transient.
+func firstFailure(pod *corev1.Pod, container string) policy.PodEnd {
+	end := policy.PodEndOf(pod)
+	if container == "" {
+		return end
+	}
+	keep := func(cs []policy.ContainerEnd) []policy.ContainerEnd {
+		var out []policy.ContainerEnd
+		for _, c := range cs {
+			if c.Name == container {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	end.InitContainers, end.Containers = keep(end.InitContainers), keep(end.Containers)
+	return end
 }
 
 // lastFinish is when the last container of pod finished, or nil.
@@ -72,30 +84,71 @@ func lastFinish(pod *corev1.Pod) *metav1.Time {
 	return last
 }
 
-// isTransient is true when the infrastructure ended the pod: eviction,
-// preemption, node loss, or a disruption the API server recorded. Such
-// failures are restarted without counting against the backoff limit.
-func isTransient(pod *corev1.Pod, exit musterv1.ExitStatus) bool {
-	if transientPodReasons[pod.Status.Reason] || transientPodReasons[exit.Reason] {
-		return true
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
-			return true
-		}
-	}
-	return false
-}
-
 // VanishedExit describes a task whose pod disappeared without ending: it was
 // deleted by someone else or lost with its node.
-func VanishedExit(now metav1.Time) musterv1.ExitStatus {
-	return musterv1.ExitStatus{
+func VanishedExit(now time.Time, classifier policy.Classifier) musterv1.ExitStatus {
+	out := musterv1.ExitStatus{
 		Reason:     "PodDeleted",
 		Message:    "the pod was deleted before it ended",
-		Transient:  true,
-		FinishedAt: &now,
+		FinishedAt: new(metav1.NewTime(now)),
 	}
+	classify(&out, classifier.Classify(policy.PodEnd{Vanished: true}))
+	return out
+}
+
+func classify(out *musterv1.ExitStatus, c policy.Completion) {
+	out.CompletionCode = c.Code
+	out.Phrase = c.Phrase
+	out.Diagnostics = truncate(c.Diagnostics)
+	out.Attributes = nil
+	for _, a := range c.Attributes {
+		out.Attributes = append(out.Attributes, string(a))
+	}
+}
+
+// Classifier compiles the job's failure rules, user rules first.
+func Classifier(job *musterv1.TrainingJob) (policy.Classifier, error) {
+	fp := job.Spec.FailurePolicy
+	if fp == nil || len(fp.Rules) == 0 {
+		return policy.Classifier{}, nil
+	}
+	patterns := make([]policy.FailurePattern, 0, len(fp.Rules))
+	for _, r := range fp.Rules {
+		p := policy.FailurePattern{
+			PodReason: r.PodReason, PodMessage: r.PodMessage, ContainerName: r.Container,
+			ContainerReason: r.ContainerReason, ContainerMessage: r.ContainerMessage,
+			Code: r.Code, Phrase: r.Phrase, Attributes: attributesOf(r),
+		}
+		if r.ExitCodes != nil {
+			p.ExitCodes = &policy.Range{Min: r.ExitCodes.Min, Max: r.ExitCodes.Max}
+		}
+		if r.Signals != nil {
+			p.Signals = &policy.Range{Min: r.Signals.Min, Max: r.Signals.Max}
+		}
+		patterns = append(patterns, p)
+	}
+	c, errs := policy.NewClassifier(patterns, fieldPath("spec", "failurePolicy", "rules"))
+	return c, errs.ToAggregate()
+}
+
+func attributesOf(r musterv1.FailureRule) []policy.Attribute {
+	switch r.Type {
+	case musterv1.FailureTransient:
+		if r.Conflict != nil && *r.Conflict {
+			return []policy.Attribute{policy.AttributeTransient, policy.AttributeConflict}
+		}
+		return []policy.Attribute{policy.AttributeTransient}
+	case musterv1.FailurePermanent:
+		return []policy.Attribute{policy.AttributePermanent}
+	}
+	return nil
+}
+
+// classifies is whether failure classification is on for the job (the
+// default).
+func classifies(job *musterv1.TrainingJob) bool {
+	fp := job.Spec.FailurePolicy
+	return fp == nil || fp.Classify == nil || *fp.Classify
 }
 
 func truncate(s string) string {

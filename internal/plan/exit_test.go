@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/policy"
+	"github.com/muster-dev/muster/internal/testutil"
 )
 
 func terminated(name string, code int32, reason string, at time.Time) corev1.ContainerStatus {
@@ -17,56 +19,93 @@ func terminated(name string, code int32, reason string, at time.Time) corev1.Con
 	}}}
 }
 
+// exitSummary is the part of an ExitStatus these tests pin down.
+type exitSummary struct {
+	Code           int32
+	Reason         string
+	Container      string
+	CompletionCode int32
+	Phrase         string
+	Attributes     []string
+}
+
+func summarize(e musterv1.ExitStatus) exitSummary {
+	return exitSummary{e.Code, e.Reason, e.Container, e.CompletionCode, e.Phrase, e.Attributes}
+}
+
 func TestExitOf(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cases := map[string]struct {
 		status corev1.PodStatus
-		want   musterv1.ExitStatus
+		want   exitSummary
 	}{
 		"the failed container that finished first is the cause": {
 			status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{
 				terminated("sidecar", 143, "Error", t0.Add(time.Second)),
 				terminated("main", 1, "Error", t0),
 			}},
-			want: musterv1.ExitStatus{Code: 1, Reason: "Error", Container: "main", FinishedAt: new(metav1.NewTime(t0))},
+			want: exitSummary{1, "Error", "main", 1, policy.PhraseContainerUnrecognizedFailed, nil},
 		},
-		"a failed init container counts": {
+		"a failed init container counts; 127 is permanent": {
 			status: corev1.PodStatus{Phase: corev1.PodFailed, InitContainerStatuses: []corev1.ContainerStatus{
 				terminated("init", 127, "Error", t0),
 			}},
-			want: musterv1.ExitStatus{Code: 127, Reason: "Error", Container: "init", FinishedAt: new(metav1.NewTime(t0))},
+			want: exitSummary{127, "Error", "init", policy.CodeContainerCommandNotFound, "ContainerCommandNotFound", []string{"Permanent"}},
 		},
 		"eviction is transient": {
 			status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "low on memory"},
-			want:   musterv1.ExitStatus{Reason: "Evicted", Message: "low on memory", Transient: true},
+			want:   exitSummary{0, "Evicted", "", policy.CodePodEvicted, "PodEvicted", []string{"Transient"}},
 		},
-		"a disruption target condition is transient": {
-			status: corev1.PodStatus{Phase: corev1.PodFailed,
-				Conditions:        []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
-				ContainerStatuses: []corev1.ContainerStatus{terminated("main", 137, "Error", t0)}},
-			want: musterv1.ExitStatus{Code: 137, Reason: "Error", Container: "main", Transient: true, FinishedAt: new(metav1.NewTime(t0))},
-		},
-		"OOMKilled is not transient": {
+		"OOMKilled is permanent": {
 			status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{
 				terminated("main", 137, "OOMKilled", t0)}},
-			want: musterv1.ExitStatus{Code: 137, Reason: "OOMKilled", Container: "main", FinishedAt: new(metav1.NewTime(t0))},
+			want: exitSummary{137, "OOMKilled", "main", policy.CodeContainerOOMKilled, "ContainerOOMKilled", []string{"Permanent"}},
+		},
+		"exit 200 says transient": {
+			status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{
+				terminated("main", 200, "Error", t0)}},
+			want: exitSummary{200, "Error", "main", 200, "ContainerTransientFailed", []string{"Transient"}},
 		},
 		"success": {
 			status: corev1.PodStatus{Phase: corev1.PodSucceeded, ContainerStatuses: []corev1.ContainerStatus{
 				terminated("main", 0, "Completed", t0)}},
-			want: musterv1.ExitStatus{FinishedAt: new(metav1.NewTime(t0))},
+			want: exitSummary{Phrase: "Succeeded"},
 		},
 		"failed with no container status": {
 			status: corev1.PodStatus{Phase: corev1.PodFailed},
-			want:   musterv1.ExitStatus{Reason: "PodFailed"},
+			want:   exitSummary{0, "PodFailed", "", policy.CodePodFailedWithoutFailedContainer, "PodFailedWithoutFailedContainer", nil},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := ExitOf(&corev1.Pod{Status: tc.status})
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			got := ExitOf(&corev1.Pod{Status: tc.status}, policy.Classifier{})
+			if diff := cmp.Diff(tc.want, summarize(got)); diff != "" {
 				t.Errorf("ExitOf (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestUserFailureRulesComeFirst(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").Role("w", 1).Obj()
+	job.Spec.FailurePolicy = &musterv1.FailurePolicy{Rules: []musterv1.FailureRule{{
+		ContainerMessage: "NCCL timeout", Type: musterv1.FailureTransient, Code: 1001, Phrase: "NCCLTimeout",
+	}}}
+	c, err := Classifier(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: "main", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: "watchdog: NCCL timeout after 600s"}},
+	}}}}
+	got := summarize(ExitOf(pod, c))
+	want := exitSummary{1, "", "main", 1001, "NCCLTimeout", []string{"Transient"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+
+	job.Spec.FailurePolicy.Rules[0].ContainerMessage = "(unclosed"
+	if _, err := Classifier(job); err == nil {
+		t.Error("an invalid regular expression must be rejected")
 	}
 }

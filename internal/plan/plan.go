@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/policy"
 )
 
 // Input is everything a plan is computed from.
@@ -29,6 +30,9 @@ type PodDeletion struct {
 	Name   string
 	UID    types.UID
 	Reason string
+	// Force deletes with grace period 0: the pod is gone from the API at
+	// once, whether or not its process has stopped.
+	Force bool
 }
 
 // Event is a decision a user will want to see in `kubectl describe`.
@@ -45,23 +49,32 @@ type Result struct {
 	CreatePods    []*corev1.Pod
 	DeletePods    []PodDeletion
 	DeleteJob     bool
-	Events        []Event
+	// SuspendJob sets spec.run.suspend, as a lifecycle policy asked.
+	SuspendJob bool
+	Events     []Event
 	// RequeueAfter is when the plan changes by the clock alone (a deadline,
 	// a TTL), or zero.
 	RequeueAfter time.Duration
 }
 
 type planner struct {
-	job     *musterv1.TrainingJob
-	status  *musterv1.TrainingJobStatus
-	now     metav1.Time
-	pods    map[string]*corev1.Pod // current-attempt pods by name
-	strays  map[string]bool        // names still held by pods being removed
-	all     []*corev1.Pod
-	hasSvc  bool
-	outcome *Outcome
-	waiting []string // roles held back by dependsOn, for the Running condition
-	res     Result
+	job        *musterv1.TrainingJob
+	status     *musterv1.TrainingJobStatus
+	now        metav1.Time
+	classifier policy.Classifier
+	classify   bool
+	policies   []policy.Policy
+	// restart is a restart of the whole job decided in this plan.
+	restart *jobRestart
+	// roleRestarts are roles a policy restarts, decided in this plan.
+	roleRestarts map[string]string
+	pods         map[string]*corev1.Pod // current-attempt pods by name
+	strays       map[string]bool        // names still held by pods being removed
+	all          []*corev1.Pod
+	hasSvc       bool
+	outcome      *Outcome
+	waiting      []string // roles held back by dependsOn, for the Running condition
+	res          Result
 }
 
 // Plan decides what to do next for a job.
@@ -74,6 +87,10 @@ func Plan(in Input) Result {
 		hasSvc: in.HasService,
 		pods:   map[string]*corev1.Pod{},
 		strays: map[string]bool{},
+
+		classify:     classifies(in.Job),
+		policies:     policiesOf(in.Job),
+		roleRestarts: map[string]string{},
 	}
 	p.status.ObservedGeneration = in.Job.Generation
 	p.indexPods()
@@ -114,6 +131,9 @@ func (p *planner) indexPods() {
 			pod.Labels[musterv1.LabelJobAttempt] != strconv.Itoa(int(p.status.Attempt))
 		if stray {
 			p.strays[pod.Name] = true
+			if pod.DeletionTimestamp != nil {
+				p.forceIfOverdue(pod, roleOf(p.job, pod.Labels[musterv1.LabelRole]))
+			}
 			p.deletePod(pod, "stray")
 			continue
 		}
@@ -135,17 +155,28 @@ func (p *planner) run() {
 	if p.status.StartTime == nil {
 		p.status.StartTime = new(p.now)
 	}
+	if !p.validate() {
+		p.finish()
+		return
+	}
 	p.checkDeadline()
 	p.checkDependencies()
 	roles := make([]musterv1.RoleStatus, 0, len(p.job.Spec.Roles))
 	for i := range p.job.Spec.Roles {
-		roles = append(roles, p.syncRole(&p.job.Spec.Roles[i], roles))
+		rs := p.syncRole(&p.job.Spec.Roles[i], roles)
+		p.roleEvents(&p.job.Spec.Roles[i], &rs)
+		roles = append(roles, rs)
 	}
 	p.status.Roles = roles
+	p.applyRoleRestarts()
+	if p.restart != nil && p.outcome == nil {
+		p.newAttempt()
+		return
+	}
 	if p.outcome == nil {
 		p.outcome = EvaluateCompletion(p.job, p.status.Roles)
 	}
-	if p.outcome != nil {
+	if p.outcome != nil && !p.retry() {
 		p.finish()
 	}
 }
@@ -206,20 +237,23 @@ func (p *planner) syncTask(role *musterv1.Role, ts *musterv1.TaskStatus) {
 		return
 	case pod == nil:
 		p.syncMissingPod(role, ts)
+	case pod.DeletionTimestamp != nil:
+		// Being deleted, by us or someone else: wait until it is gone, or
+		// force it once the role's graceful deletion timeout has passed.
+		p.forceIfOverdue(pod, role)
 	case isEnded(ts, pod.UID):
 		// The ended instance a restart was decided for: remove it, then
 		// make its replacement once it is gone.
 		p.deletePod(pod, "restart")
-	case pod.DeletionTimestamp != nil:
-		// Someone is deleting it; wait until it is gone.
 	case pod.Status.Phase == corev1.PodRunning:
 		ts.State = musterv1.TaskRunning
 	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
-		p.ended(role, ts, pod, ExitOf(pod))
+		p.ended(role, ts, pod, ExitOf(pod, p.classifier))
 	default:
 		if ts.State != musterv1.TaskRestarting {
 			ts.State = musterv1.TaskPending
 		}
+		p.checkPending(role, ts, pod)
 	}
 }
 
@@ -227,7 +261,7 @@ func (p *planner) syncMissingPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
 	switch ts.State {
 	case musterv1.TaskPending, musterv1.TaskRunning:
 		if ts.PodUID != "" {
-			p.ended(role, ts, nil, VanishedExit(p.now))
+			p.ended(role, ts, nil, VanishedExit(p.now.Time, p.classifier))
 			return
 		}
 	case musterv1.TaskRestarting:
@@ -237,52 +271,86 @@ func (p *planner) syncMissingPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
 	p.createPod(role, ts)
 }
 
-// ended applies the role's restart policy to a pod that ended, or to a task
-// whose pod vanished (pod nil).
+// ended applies the lifecycle policies, or else the role's restart policy,
+// to a pod that ended, or to a task whose pod vanished (pod nil).
 func (p *planner) ended(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod, exit musterv1.ExitStatus) {
 	exit.PodUID = ts.PodUID
 	succeeded := pod != nil && pod.Status.Phase == corev1.PodSucceeded
 	ts.LastExit = &exit
-	d := Decide(role.RestartPolicy, succeeded, exit)
-	if p.outcome != nil {
-		// The job is already ending in this plan: nothing is restarted.
-		d = Decision{Verdict: Complete}
+	if p.outcome != nil || p.restart != nil {
+		// The job is already ending or restarting in this plan.
+		p.settle(ts, succeeded)
+		return
 	}
-	who := ts.Pod
-	switch d.Verdict {
-	case Complete:
-		if succeeded {
-			ts.State = musterv1.TaskSucceeded
+	d := Decide(role.RestartPolicy, succeeded, exit, p.classify)
+	if !succeeded {
+		if pol, ok := p.matchPodPolicy(role, pod, exit); ok {
+			p.act(pol, role, ts, pod, d.Accountable)
 			return
 		}
-		ts.State = musterv1.TaskFailed
-		p.event(true, "TaskFailed", who+" failed: "+describeExit(exit))
+	}
+	switch d.Verdict {
+	case Complete:
+		p.settle(ts, succeeded)
+		if !succeeded {
+			p.taskFailedPolicy(role, ts)
+		}
 	case FailJob:
 		ts.State = musterv1.TaskFailed
 		p.fail(taskCompletion(musterv1.ReasonPermanentExitCode,
-			who+" failed with a permanent error ("+describeExit(exit)+"); restartPolicy "+string(role.RestartPolicy)+" does not retry it",
+			ts.Pod+" failed with a permanent error ("+describeExit(exit)+"); restartPolicy "+string(role.RestartPolicy)+" does not retry it",
 			role.Name, ts))
 	case Replace:
-		if d.Accountable && p.status.Restarts.Accountable >= backoffLimit(p.job) {
+		if restartScope(p.job, role) == musterv1.RestartScopeJob {
 			ts.State = musterv1.TaskFailed
-			p.fail(taskCompletion(musterv1.ReasonBackoffLimitExceeded,
-				who+" failed ("+describeExit(exit)+") and the job has used all "+
-					strconv.Itoa(int(backoffLimit(p.job)))+" restarts of spec.run.backoffLimit",
-				role.Name, ts))
+			p.restartJob("restarting the whole job: "+ts.Pod+" ended ("+describeExit(exit)+") and role "+role.Name+" restarts as a gang", d.Accountable)
 			return
 		}
-		ts.State = musterv1.TaskRestarting
-		ts.Restarts++
-		p.status.Restarts.Total++
-		if d.Accountable {
-			p.status.Restarts.Accountable++
-		}
-		p.event(false, musterv1.ReasonTaskRestarting, "restarting "+who+" after "+describeExit(exit))
-		if pod != nil {
-			p.deletePod(pod, "restart")
-		} else {
-			p.createPod(role, ts)
-		}
+		p.restartTask(role, ts, pod, d.Accountable)
+	}
+}
+
+// settle makes a task's end final.
+func (p *planner) settle(ts *musterv1.TaskStatus, succeeded bool) {
+	if succeeded {
+		ts.State = musterv1.TaskSucceeded
+		return
+	}
+	ts.State = musterv1.TaskFailed
+	p.event(true, "TaskFailed", ts.Pod+" failed: "+describeExit(*ts.LastExit))
+}
+
+// restartTask replaces one task's pod, if the task and the job have
+// restarts left.
+func (p *planner) restartTask(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod, accountable bool) {
+	exit := *ts.LastExit
+	if accountable && role.MaxRetries != nil && ts.AccountableRestarts >= *role.MaxRetries {
+		p.settle(ts, false)
+		p.event(true, "TaskRetriesExhausted", ts.Pod+" used all "+strconv.Itoa(int(*role.MaxRetries))+" restarts of spec.roles[].maxRetries")
+		p.taskFailedPolicy(role, ts)
+		return
+	}
+	if accountable && p.status.Restarts.Accountable >= backoffLimit(p.job) {
+		ts.State = musterv1.TaskFailed
+		p.fail(taskCompletion(musterv1.ReasonBackoffLimitExceeded,
+			ts.Pod+" failed ("+describeExit(exit)+") and the job has used all "+
+				strconv.Itoa(int(backoffLimit(p.job)))+" restarts of spec.run.backoffLimit",
+			role.Name, ts))
+		p.outcome.NoRetry = true
+		return
+	}
+	ts.State = musterv1.TaskRestarting
+	ts.Restarts++
+	p.status.Restarts.Total++
+	if accountable {
+		ts.AccountableRestarts++
+		p.status.Restarts.Accountable++
+	}
+	p.event(false, musterv1.ReasonTaskRestarting, "restarting "+ts.Pod+" after "+describeExit(exit))
+	if pod != nil {
+		p.deletePod(pod, "restart")
+	} else {
+		p.createPod(role, ts)
 	}
 }
 
@@ -304,6 +372,11 @@ func (p *planner) deletePod(pod *corev1.Pod, reason string) {
 	if pod.DeletionTimestamp != nil {
 		return
 	}
+	for _, d := range p.res.DeletePods {
+		if d.UID == pod.UID {
+			return
+		}
+	}
 	p.res.DeletePods = append(p.res.DeletePods, PodDeletion{Name: pod.Name, UID: pod.UID, Reason: reason})
 }
 
@@ -311,6 +384,12 @@ func (p *planner) fail(c musterv1.CompletionStatus) {
 	if p.outcome == nil {
 		p.outcome = &Outcome{Succeeded: false, Completion: c}
 	}
+}
+
+// failForGood ends the job as Failed with no retry of any kind.
+func (p *planner) failForGood(c musterv1.CompletionStatus) {
+	p.fail(c)
+	p.outcome.NoRetry = true
 }
 
 func (p *planner) event(warning bool, reason, msg string) {
@@ -343,10 +422,20 @@ func backoffLimit(job *musterv1.TrainingJob) int32 {
 
 func taskCompletion(reason, msg, role string, ts *musterv1.TaskStatus) musterv1.CompletionStatus {
 	c := musterv1.CompletionStatus{Reason: reason, Message: msg, Role: role, Index: new(ts.Index)}
-	if ts.LastExit != nil {
-		c.ExitCode = new(ts.LastExit.Code)
-	}
+	inheritExit(&c, ts.LastExit)
 	return c
+}
+
+// inheritExit copies a triggering task's exit into the job's completion.
+func inheritExit(c *musterv1.CompletionStatus, e *musterv1.ExitStatus) {
+	if e == nil {
+		return
+	}
+	c.ExitCode = new(e.Code)
+	c.Code = new(e.CompletionCode)
+	c.Phrase = e.Phrase
+	c.Attributes = append([]string(nil), e.Attributes...)
+	c.Diagnostics = e.Diagnostics
 }
 
 func describeExit(e musterv1.ExitStatus) string {

@@ -10,14 +10,15 @@ type Verdict string
 const (
 	// Complete: the task is finished for good, succeeded or failed.
 	Complete Verdict = "Complete"
-	// Replace: the pod is deleted and a new one made for the task.
+	// Replace: the task is restarted (its pod, or the whole job when the
+	// role's restart scope is Job).
 	Replace Verdict = "Replace"
 	// FailJob: the failure is permanent and ends the whole job at once.
 	FailJob Verdict = "FailJob"
 )
 
-// Decision is the verdict on one ended pod and whether a replacement counts
-// against the backoff limit.
+// Decision is the verdict on one ended pod and whether a restart counts
+// against the limits.
 type Decision struct {
 	Verdict     Verdict
 	Accountable bool
@@ -28,31 +29,46 @@ type Decision struct {
 // and SIGTERM (143).
 var retryableExitCodes = map[int32]bool{130: true, 137: true, 138: true, 143: true}
 
-// retryableReasons are the reasons the ExitCode policy retries whatever the
-// exit code: the memory limit or the infrastructure ended the pod.
-var retryableReasons = map[string]bool{"OOMKilled": true}
-
-// Decide applies a role's restart policy to an ended pod. succeeded is
-// whether the pod exited 0.
-func Decide(policy musterv1.RestartPolicy, succeeded bool, exit musterv1.ExitStatus) Decision {
+// Decide applies a role's restart policy to an ended pod, refined by the
+// failure's classification when classify is on:
+//   - a Transient failure that the infrastructure caused (eviction,
+//     preemption, node loss, a deleted pod, exit code 200/201, a user
+//     rule) is restarted under every policy but Never, and does not count;
+//   - a Permanent failure is not restarted under OnFailure or Always;
+//   - under ExitCode, the retryable exits and OOM kills of capabilities
+//     decision 1 are restarted whatever their class, and any other exit
+//     that is not Transient fails the job at once.
+func Decide(policy musterv1.RestartPolicy, succeeded bool, exit musterv1.ExitStatus, classify bool) Decision {
 	if succeeded {
 		if policy == musterv1.RestartPolicyAlways {
 			return Decision{Verdict: Replace, Accountable: true}
 		}
 		return Decision{Verdict: Complete}
 	}
+	transient := classify && exit.IsTransient()
+	accountable := !transient || signalled(exit)
 	switch policy {
 	case musterv1.RestartPolicyNever:
 		return Decision{Verdict: Complete}
 	case musterv1.RestartPolicyOnFailure, musterv1.RestartPolicyAlways:
-		return Decision{Verdict: Replace, Accountable: !exit.Transient}
-	default: // ExitCode, the default policy.
-		if exit.Transient {
-			return Decision{Verdict: Replace}
+		if classify && exit.IsPermanent() {
+			return Decision{Verdict: Complete}
 		}
-		if retryableExitCodes[exit.Code] || retryableReasons[exit.Reason] {
-			return Decision{Verdict: Replace, Accountable: true}
+		return Decision{Verdict: Replace, Accountable: accountable}
+	default: // ExitCode, the default policy.
+		switch {
+		case retryableExitCodes[exit.Code] || exit.Reason == "OOMKilled":
+			return Decision{Verdict: Replace, Accountable: accountable}
+		case transient:
+			return Decision{Verdict: Replace, Accountable: accountable}
 		}
 		return Decision{Verdict: FailJob}
 	}
+}
+
+// signalled is whether a Transient class came only from the signal that
+// killed the process. Such restarts still count: a process killed again
+// and again must run out of restarts.
+func signalled(exit musterv1.ExitStatus) bool {
+	return exit.CompletionCode > 128 && exit.CompletionCode < 160
 }

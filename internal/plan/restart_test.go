@@ -8,7 +8,12 @@ import (
 
 func TestDecide(t *testing.T) {
 	exit := func(code int32, reason string, transient bool) musterv1.ExitStatus {
-		return musterv1.ExitStatus{Code: code, Reason: reason, Transient: transient}
+		e := musterv1.ExitStatus{Code: code, Reason: reason, CompletionCode: code}
+		if transient {
+			e.CompletionCode = -1000
+			e.Attributes = []string{"Transient"}
+		}
+		return e
 	}
 	cases := map[string]struct {
 		policy    musterv1.RestartPolicy
@@ -38,9 +43,20 @@ func TestDecide(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := Decide(tc.policy, tc.succeeded, tc.exit); got != tc.want {
+			if got := Decide(tc.policy, tc.succeeded, tc.exit, true); got != tc.want {
 				t.Errorf("Decide(%s, %v, %+v) = %+v, want %+v", tc.policy, tc.succeeded, tc.exit, got, tc.want)
 			}
 		})
+	}
+}
+
+func TestDecideWithoutClassification(t *testing.T) {
+	evicted := musterv1.ExitStatus{CompletionCode: -1000, Reason: "Evicted", Attributes: []string{"Transient"}}
+	if got := Decide(musterv1.RestartPolicyOnFailure, false, evicted, false); got != (Decision{Verdict: Replace, Accountable: true}) {
+		t.Errorf("without classification every restart counts, got %+v", got)
+	}
+	permanent := musterv1.ExitStatus{Code: 127, CompletionCode: -1203, Attributes: []string{"Permanent"}}
+	if got := Decide(musterv1.RestartPolicyOnFailure, false, permanent, false); got.Verdict != Replace {
+		t.Errorf("without classification OnFailure retries a permanent failure, got %+v", got)
 	}
 }

@@ -1,0 +1,157 @@
+package plan
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/policy"
+)
+
+// maxAttemptHistory bounds status.attempts.
+const maxAttemptHistory = 10
+
+// jobRestart is a restart of the whole job (a new attempt) decided in the
+// current plan.
+type jobRestart struct {
+	message     string
+	accountable bool
+	// retry: spec.retry asked for it, so it also counts in status.retries.
+	retry bool
+}
+
+// restartJob asks for a new attempt of the whole job: a gang restart. It
+// needs restarts left in spec.run.backoffLimit when it counts.
+func (p *planner) restartJob(message string, accountable bool) {
+	if p.restart != nil || p.outcome != nil {
+		return
+	}
+	if accountable && p.status.Restarts.Accountable >= backoffLimit(p.job) {
+		p.failForGood(musterv1.CompletionStatus{
+			Reason:  musterv1.ReasonBackoffLimitExceeded,
+			Message: message + ", but the job has used all the restarts of spec.run.backoffLimit",
+		})
+		return
+	}
+	p.restart = &jobRestart{message: message, accountable: accountable}
+}
+
+// retry puts a finished attempt to spec.retry. It returns whether a new
+// attempt was started instead of finishing the job.
+func (p *planner) retry() bool {
+	o := p.outcome
+	if o.NoRetry || p.job.Spec.Retry == nil {
+		return false
+	}
+	d := policy.ShouldRetry(
+		policy.RetryPolicy{MaxRetries: p.job.Spec.Retry.MaxRetries, ClassifyFailures: p.classify},
+		policy.RetryStatus{Total: p.status.Retries.Total, Accountable: p.status.Retries.Accountable},
+		completionOf(o))
+	if !d.Retry {
+		if o.Completion.Message != "" && !o.Succeeded {
+			o.Completion.Message += "; not retried: " + d.Reason
+		}
+		return false
+	}
+	countsAgainstBudget := d.Accountable && !o.Succeeded
+	if countsAgainstBudget && p.status.Restarts.Accountable >= backoffLimit(p.job) {
+		o.Completion.Message += "; not retried: the job has used all the restarts of spec.run.backoffLimit"
+		return false
+	}
+	p.restart = &jobRestart{message: "retrying the job (" + d.Reason + ") after: " + o.Completion.Message,
+		accountable: countsAgainstBudget, retry: true}
+	p.newAttempt()
+	return true
+}
+
+// newAttempt ends the current attempt and starts the next: every task is
+// restarted, and every pod of the old attempt is deleted before its
+// replacement is created. The decision is in status before any pod goes,
+// and events from the old attempt's pods are ignored from then on: they
+// no longer match the attempt label.
+func (p *planner) newAttempt() {
+	r := p.restart
+	ended := musterv1.AttemptStatus{ID: p.status.Attempt, StartTime: p.attemptStart(), CompletionTime: new(p.now)}
+	if p.outcome != nil {
+		ended.Completion = new(p.outcome.Completion)
+	} else {
+		ended.Completion = &musterv1.CompletionStatus{Reason: musterv1.ReasonJobRestarting, Message: r.message}
+	}
+	p.status.Attempts = append(p.status.Attempts, ended)
+	if n := len(p.status.Attempts); n > maxAttemptHistory {
+		p.status.Attempts = p.status.Attempts[n-maxAttemptHistory:]
+	}
+	p.outcome = nil
+	p.status.Completion = nil
+	p.status.Attempt++
+	p.status.Restarts.Total++
+	if r.accountable {
+		p.status.Restarts.Accountable++
+	}
+	if r.retry {
+		p.status.Retries.Total++
+		if r.accountable {
+			p.status.Retries.Accountable++
+		}
+	}
+	for i := range p.status.Roles {
+		for j := range p.status.Roles[i].Tasks {
+			t := &p.status.Roles[i].Tasks[j]
+			t.State = musterv1.TaskRestarting
+			t.PodUID = ""
+		}
+	}
+	for _, pod := range p.pods {
+		p.deletePod(pod, "new attempt")
+	}
+	p.res.CreatePods = nil
+	p.event(false, musterv1.ReasonJobRestarting, r.message)
+}
+
+// attemptStart is when the current attempt began: when the previous one
+// ended, or when the job started.
+func (p *planner) attemptStart() *metav1.Time {
+	if n := len(p.status.Attempts); n > 0 && p.status.Attempts[n-1].ID == p.status.Attempt-1 {
+		return p.status.Attempts[n-1].CompletionTime
+	}
+	return p.status.StartTime
+}
+
+// completionOf is a job outcome in the terms of the retry policy.
+func completionOf(o *Outcome) policy.Completion {
+	c := policy.Completion{Type: policy.CompletionFailed}
+	if o.Succeeded {
+		c.Type = policy.CompletionSucceeded
+	}
+	if o.Completion.Code != nil {
+		c.Code = *o.Completion.Code
+	}
+	for _, a := range o.Completion.Attributes {
+		c.Attributes = append(c.Attributes, policy.Attribute(a))
+	}
+	if o.Completion.Reason == musterv1.ReasonDeadlineExceeded {
+		c.Attributes = []policy.Attribute{policy.AttributePermanent}
+	}
+	return c
+}
+
+// restartScope is what a restart of role restarts; see
+// spec.roles[].restartScope.
+func restartScope(job *musterv1.TrainingJob, role *musterv1.Role) musterv1.RestartScope {
+	if role.RestartScope != "" {
+		return role.RestartScope
+	}
+	rt := job.Spec.Runtime
+	if rt != nil && rt.PyTorch != nil && (rt.PyTorch.Elastic == nil || rt.PyTorch.Elastic.Role != role.Name) {
+		return musterv1.RestartScopeJob
+	}
+	return musterv1.RestartScopePod
+}
+
+func roleOf(job *musterv1.TrainingJob, name string) *musterv1.Role {
+	for i := range job.Spec.Roles {
+		if job.Spec.Roles[i].Name == name {
+			return &job.Spec.Roles[i]
+		}
+	}
+	return nil
+}

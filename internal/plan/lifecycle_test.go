@@ -1,0 +1,235 @@
+package plan
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+// untilPods steps until the world has n pods of the current attempt.
+func (w *world) untilPods(n int) {
+	w.t.Helper()
+	for i := 0; i < 5; i++ {
+		if len(w.pods) == n && w.allCurrent() {
+			return
+		}
+		w.step()
+	}
+	w.t.Fatalf("want %d pods of attempt %d, have %d", n, w.job.Status.Attempt, len(w.pods))
+}
+
+func (w *world) allCurrent() bool {
+	for _, p := range w.pods {
+		if p.Labels[musterv1.LabelJobAttempt] != itoa(w.job.Status.Attempt) {
+			return false
+		}
+	}
+	return true
+}
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+func (w *world) runEverything() {
+	for name := range w.pods {
+		w.setPhase(name, corev1.PodRunning)
+	}
+	w.step()
+}
+
+func TestStaticPyTorchRestartsTheWholeGang(t *testing.T) {
+	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").PyTorch().Role("master", 1).Role("worker", 2).WithDefaults().Obj())
+	w.runAll()
+	old := w.pods["j-master-0"].UID
+	w.exit("j-worker-1", 137)
+	res := w.step()
+	if w.job.Status.Attempt != 1 || len(res.DeletePods) != 3 || len(res.CreatePods) != 0 {
+		t.Fatalf("attempt %d, %d deletes, %d creates", w.job.Status.Attempt, len(res.DeletePods), len(res.CreatePods))
+	}
+	if r := w.job.Status.Restarts; r != (musterv1.RestartCounts{Total: 1, Accountable: 1}) {
+		t.Fatalf("one gang restart counts once: %+v", r)
+	}
+	if w.job.Status.Phase != musterv1.PhaseRestarting || len(w.job.Status.Attempts) != 1 || w.job.Status.Attempts[0].ID != 0 {
+		t.Fatalf("phase %s attempts %+v", w.job.Status.Phase, w.job.Status.Attempts)
+	}
+	w.untilPods(3)
+	if w.pods["j-master-0"].UID == old || w.pods["j-master-0"].Labels[musterv1.LabelJobAttempt] != "1" {
+		t.Fatal("every pod is recreated in the new attempt")
+	}
+	w.runEverything()
+	if w.job.Status.Phase != musterv1.PhaseRunning {
+		t.Fatalf("phase = %s", w.job.Status.Phase)
+	}
+}
+
+func TestJobRetryPolicy(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
+	job.Spec.Retry = &musterv1.RetryPolicy{MaxRetries: 1}
+	w := newWorld(t, job)
+	w.runAll()
+	w.exit("j-w-0", 1)
+	w.step()
+	if w.job.Status.Attempt != 1 || w.job.Status.Retries.Total != 1 || w.job.Status.Phase != musterv1.PhaseRestarting {
+		t.Fatalf("attempt %d retries %+v phase %s", w.job.Status.Attempt, w.job.Status.Retries, w.job.Status.Phase)
+	}
+	if c := w.job.Status.Attempts[0].Completion; c == nil || c.Reason != musterv1.ReasonCompletionPolicy {
+		t.Fatalf("the ended attempt records why: %+v", c)
+	}
+	w.untilPods(1)
+	w.runEverything()
+	w.exit("j-w-0", 1)
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseFailed || !strings.Contains(w.job.Status.Completion.Message, "not retried") {
+		t.Fatalf("phase %s completion %+v", w.job.Status.Phase, w.job.Status.Completion)
+	}
+}
+
+func TestTransientFailuresRetryTheJobWithoutCounting(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
+	job.Spec.Retry = &musterv1.RetryPolicy{MaxRetries: 0}
+	w := newWorld(t, job)
+	w.runAll()
+	w.pods["j-w-0"].Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}
+	w.step()
+	if w.job.Status.Attempt != 1 || w.job.Status.Retries != (musterv1.RestartCounts{Total: 1}) {
+		t.Fatalf("a transient failure is retried even with maxRetries 0, uncounted: attempt %d retries %+v",
+			w.job.Status.Attempt, w.job.Status.Retries)
+	}
+}
+
+func policyJob(p ...musterv1.LifecyclePolicy) *musterv1.TrainingJob {
+	job := testutil.MakeJob("j", "ns").UID("j").Role("ps", 2).Role("trainer", 2).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
+	job.Spec.Policies = p
+	return job
+}
+
+func TestTaskCompletedCompletesTheJob(t *testing.T) {
+	w := newWorld(t, policyJob(musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"TaskCompleted"}, Role: "trainer", Action: "CompleteJob"}))
+	w.runAll()
+	w.exit("j-trainer-0", 0)
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseRunning {
+		t.Fatalf("one trainer is not the role: phase %s", w.job.Status.Phase)
+	}
+	w.exit("j-trainer-1", 0)
+	res := w.step()
+	if w.job.Status.Phase != musterv1.PhaseSucceeded || w.job.Status.Completion.Reason != musterv1.ReasonPolicyCompleted {
+		t.Fatalf("phase %s completion %+v", w.job.Status.Phase, w.job.Status.Completion)
+	}
+	if len(res.DeletePods) != 2 {
+		t.Fatalf("the parameter servers are stopped: %d deletes", len(res.DeletePods))
+	}
+}
+
+func TestExitCodePolicyOverridesRestartPolicy(t *testing.T) {
+	w := newWorld(t, policyJob(
+		musterv1.LifecyclePolicy{ExitCodes: []int32{3}, Role: "trainer", Action: "RestartPod"},
+		musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"PodFailed"}, Action: "RestartJob"},
+	))
+	w.runAll()
+	w.exit("j-trainer-1", 3)
+	w.step()
+	if ts := w.task("trainer", 1); ts.State != musterv1.TaskRestarting || w.job.Status.Attempt != 0 {
+		t.Fatalf("exit 3 restarts the pod only: task %+v attempt %d", ts, w.job.Status.Attempt)
+	}
+	w.step()
+	w.untilPods(4)
+	w.runEverything()
+	w.exit("j-ps-0", 1)
+	w.step()
+	if w.job.Status.Attempt != 1 {
+		t.Fatalf("any other failure restarts the job: attempt %d", w.job.Status.Attempt)
+	}
+}
+
+func TestRestartRolePolicy(t *testing.T) {
+	w := newWorld(t, policyJob(musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"PodFailed"}, Role: "ps", Action: "RestartRole"}))
+	w.runAll()
+	trainer := w.pods["j-trainer-0"].UID
+	w.exit("j-ps-1", 1)
+	res := w.step()
+	if len(res.DeletePods) != 2 || w.job.Status.Restarts.Total != 1 {
+		t.Fatalf("both ps pods go, one restart: %+v, restarts %+v", res.DeletePods, w.job.Status.Restarts)
+	}
+	w.untilPods(4)
+	if w.pods["j-trainer-0"].UID != trainer {
+		t.Fatal("the trainers are untouched")
+	}
+}
+
+func TestTaskMaxRetries(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyOnFailure).BackoffLimit(10).WithDefaults().Obj()
+	job.Spec.Roles[0].MaxRetries = new(int32(1))
+	w := newWorld(t, job)
+	w.runAll()
+	w.exit("j-w-0", 1)
+	w.step()
+	w.untilPods(1)
+	w.runEverything()
+	w.exit("j-w-0", 1)
+	w.step()
+	if ts := w.task("w", 0); ts.State != musterv1.TaskFailed || ts.AccountableRestarts != 1 {
+		t.Fatalf("task = %+v", ts)
+	}
+	if w.job.Status.Phase != musterv1.PhaseFailed {
+		t.Fatalf("the task failing for good fails the job: %s", w.job.Status.Phase)
+	}
+}
+
+func TestGracefulDeletionTimeoutForcesDeletion(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj()
+	job.Spec.Roles[0].GracefulDeletionTimeoutSeconds = new(int64(60))
+	w := newWorld(t, job)
+	w.runAll()
+	pod := w.pods["j-w-0"]
+	pod.DeletionTimestamp = new(metav1.NewTime(w.now.Add(30 * time.Second)))
+	pod.DeletionGracePeriodSeconds = new(int64(30))
+	res := w.plan()
+	if res.RequeueAfter != 60*time.Second || len(res.DeletePods) != 0 {
+		t.Fatalf("wait for the timeout: requeue %v deletes %+v", res.RequeueAfter, res.DeletePods)
+	}
+	w.now = w.now.Add(60 * time.Second)
+	res = w.plan()
+	if len(res.DeletePods) != 1 || !res.DeletePods[0].Force {
+		t.Fatalf("want a forced delete, got %+v", res.DeletePods)
+	}
+}
+
+func TestPodPendingTimeout(t *testing.T) {
+	job := policyJob(musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"PodPending"}, Action: "RestartPod", TimeoutSeconds: new(int32(120))})
+	job.Spec.Run.BackoffLimit = new(int32(10))
+	w := newWorld(t, job)
+	w.step()
+	for _, p := range w.pods {
+		p.CreationTimestamp = metav1.NewTime(w.now)
+	}
+	if res := w.plan(); res.RequeueAfter != 120*time.Second {
+		t.Fatalf("requeue = %v", res.RequeueAfter)
+	}
+	w.now = w.now.Add(2 * time.Minute)
+	res := w.step()
+	if len(res.DeletePods) != 4 || w.task("ps", 0).LastExit.Reason != musterv1.ReasonPodPendingTimeout {
+		t.Fatalf("deletes %d task %+v", len(res.DeletePods), w.task("ps", 0))
+	}
+}
+
+func TestInvalidPoliciesFailTheJobBeforeAnythingIsCreated(t *testing.T) {
+	job := policyJob(
+		musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"PodFailed"}, Role: "ps", Action: "RestartRole"},
+		musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"PodFailed"}, Role: "ps", Action: "FailJob"},
+	)
+	w := newWorld(t, job)
+	res := w.step()
+	if len(res.CreatePods) != 0 || w.job.Status.Phase != musterv1.PhaseFailed || w.job.Status.Completion.Reason != musterv1.ReasonInvalidSpec {
+		t.Fatalf("creates %d phase %s completion %+v", len(res.CreatePods), w.job.Status.Phase, w.job.Status.Completion)
+	}
+	if !strings.Contains(w.job.Status.Completion.Message, "spec.policies[1]") {
+		t.Fatalf("the message names the field: %q", w.job.Status.Completion.Message)
+	}
+}
