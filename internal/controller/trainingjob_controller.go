@@ -38,6 +38,10 @@ type Options struct {
 	StatusClient client.Client
 	// Clock is the time source; tests pass a fake one.
 	Clock clock.PassiveClock
+	// ActGate, when set, is called after a reconcile's status write and
+	// before its actions; an error skips the actions. Tests use it to stop
+	// the operator exactly between deciding and acting.
+	ActGate func(job *musterv1.TrainingJob, res plan.Result) error
 }
 
 func (o *Options) defaults(c client.Client) {
@@ -118,6 +122,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
 	}
 	r.record(job, before, res)
+	if r.opts.ActGate != nil {
+		if err := r.opts.ActGate(job, res); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if err := r.execute(ctx, job, res); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -134,7 +134,7 @@ type runningOperator struct {
 
 // startOperator runs the operator's controllers with the same Setup and
 // cache options as the binary.
-func startOperator() (*runningOperator, error) {
+func startOperator(edits ...func(*controller.Options)) (*runningOperator, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
 		Cache:      controller.CacheOptions(nil),
@@ -144,7 +144,11 @@ func startOperator() (*runningOperator, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := controller.Setup(mgr, controller.Options{ExpectationTimeout: 10 * time.Second}); err != nil {
+	opts := controller.Options{ExpectationTimeout: 10 * time.Second}
+	for _, edit := range edits {
+		edit(&opts)
+	}
+	if err := controller.Setup(mgr, opts); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())

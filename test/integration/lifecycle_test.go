@@ -1,0 +1,186 @@
+package integration
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/controller"
+	"github.com/muster-dev/muster/internal/plan"
+)
+
+// A permanent failure with restarts left ends the job, never leaves it
+// Restarting.
+func TestPermanentFailureEndsTheJob(t *testing.T) {
+	e := newEnv(t)
+	e.create(e.job("perm").Role("worker", 2).RestartPolicy(musterv1.RestartPolicyOnFailure).BackoffLimit(5).Obj())
+	pods := e.runAll("perm", 2)
+	e.exit(&pods[0], 127, "Error")
+	got := e.waitPhase("perm", musterv1.PhaseFailed)
+	task := e.task(got, "worker", 0)
+	e.g.Expect(task.State).To(gomega.Equal(musterv1.TaskFailed))
+	e.g.Expect(task.LastExit.Phrase).To(gomega.Equal("ContainerCommandNotFound"))
+	e.g.Expect(task.LastExit.Attributes).To(gomega.Equal([]string{"Permanent"}))
+	e.g.Expect(got.Status.Restarts.Total).To(gomega.BeZero())
+	e.g.Expect(*got.Status.Completion.Code).To(gomega.Equal(task.LastExit.CompletionCode))
+}
+
+// Replacements under ExitCode count against the backoff limit.
+func TestExitCodeRestartsCountAgainstBackoffLimit(t *testing.T) {
+	e := newEnv(t)
+	e.create(e.job("ec").Role("worker", 1).BackoffLimit(1).Obj())
+	first := e.runAll("ec", 1)[0]
+	e.exit(&first, 137, "Error")
+	second := e.waitPod("ec-worker-0", string(first.UID))
+	e.run(second)
+	e.eventuallyJob("ec", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(e.task(j, "worker", 0).PodUID).To(gomega.Equal(second.UID))
+	})
+	e.exit(second, 137, "Error")
+	got := e.waitPhase("ec", musterv1.PhaseFailed)
+	e.g.Expect(got.Status.Completion.Reason).To(gomega.Equal(musterv1.ReasonBackoffLimitExceeded))
+}
+
+// One worker failing in a static PyTorch job restarts the whole gang: every
+// pod is recreated in a new attempt.
+func TestStaticCollectiveJobRestartsTheGang(t *testing.T) {
+	e := newEnv(t)
+	e.create(e.job("gang").PyTorch().Role("master", 1).Role("worker", 2).Obj())
+	pods := e.runAll("gang", 3)
+	e.waitPhase("gang", musterv1.PhaseRunning)
+	old := map[string]string{}
+	for _, p := range pods {
+		old[p.Name] = string(p.UID)
+	}
+	e.exit(e.pod("gang-worker-1"), 137, "Error")
+	e.g.Eventually(func(g gomega.Gomega) {
+		pods := e.pods("gang")
+		g.Expect(pods).To(gomega.HaveLen(3))
+		for _, p := range pods {
+			g.Expect(string(p.UID)).NotTo(gomega.Equal(old[p.Name]), p.Name)
+			g.Expect(p.Labels).To(gomega.HaveKeyWithValue(musterv1.LabelJobAttempt, "1"))
+		}
+	}, timeout, interval).Should(gomega.Succeed())
+	e.runAll("gang", 3)
+	got := e.waitPhase("gang", musterv1.PhaseRunning)
+	e.g.Expect(got.Status.Attempt).To(gomega.Equal(int32(1)))
+	e.g.Expect(got.Status.Restarts).To(gomega.Equal(musterv1.RestartCounts{Total: 1, Accountable: 1}))
+	e.g.Expect(got.Status.Attempts).To(gomega.HaveLen(1))
+	e.g.Expect(got.Status.Attempts[0].Completion.Reason).To(gomega.Equal(musterv1.ReasonJobRestarting))
+}
+
+// Killing the operator between "decided to restart" and "deleted the pod"
+// neither loses nor doubles the restart.
+func TestOperatorCrashBetweenDecisionAndAction(t *testing.T) {
+	e := newEnv(t)
+	e.create(e.job("crash").Role("worker", 1).RestartPolicy(musterv1.RestartPolicyOnFailure).Obj())
+	first := e.runAll("crash", 1)[0]
+	e.waitPhase("crash", musterv1.PhaseRunning)
+
+	// The next operator dies (acts on nothing) once it has decided.
+	operator.stop()
+	crashed := errors.New("operator killed after writing its decision")
+	op, err := startOperator(func(o *controller.Options) {
+		o.ActGate = func(job *musterv1.TrainingJob, res plan.Result) error {
+			if job.Namespace == e.ns && job.Status.Restarts.Total > 0 {
+				return crashed
+			}
+			return nil
+		}
+	})
+	e.g.Expect(err).NotTo(gomega.HaveOccurred())
+	operator = op
+	e.exit(&first, 1, "Error")
+	decided := e.eventuallyJob("crash", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(e.task(j, "worker", 0).State).To(gomega.Equal(musterv1.TaskRestarting))
+	})
+	e.g.Expect(decided.Status.Restarts.Total).To(gomega.Equal(int32(1)))
+	e.g.Consistently(func() string { return string(e.pod("crash-worker-0").UID) }, "1s", interval).
+		Should(gomega.Equal(string(first.UID)), "nothing was acted on")
+
+	// A healthy operator takes over from the written decision.
+	operator.stop()
+	op, err = startOperator()
+	e.g.Expect(err).NotTo(gomega.HaveOccurred())
+	operator = op
+	replacement := e.waitPod("crash-worker-0", string(first.UID))
+	e.run(replacement)
+	got := e.waitPhase("crash", musterv1.PhaseRunning)
+	e.g.Expect(got.Status.Restarts).To(gomega.Equal(musterv1.RestartCounts{Total: 1, Accountable: 1}))
+	e.g.Expect(e.task(got, "worker", 0).Attempts).To(gomega.Equal(int32(2)))
+}
+
+// Volcano's PaddlePaddle pattern: when every trainer succeeds the job
+// completes and the parameter servers are stopped; any failure restarts
+// the job.
+func TestLifecyclePolicies(t *testing.T) {
+	e := newEnv(t)
+	job := e.job("paddle").Role("pserver", 2).Role("trainer", 2).BackoffLimit(5).Obj()
+	job.Spec.Policies = []musterv1.LifecyclePolicy{
+		{Events: []musterv1.PolicyEvent{"TaskCompleted"}, Role: "trainer", Action: "CompleteJob"},
+		{Events: []musterv1.PolicyEvent{"PodFailed", "PodEvicted"}, Action: "RestartJob"},
+	}
+	e.create(job)
+	e.runAll("paddle", 4)
+	e.exit(e.pod("paddle-pserver-1"), 1, "Error")
+	e.eventuallyJob("paddle", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Attempt).To(gomega.Equal(int32(1)))
+	})
+	e.g.Eventually(func(g gomega.Gomega) {
+		for _, p := range e.pods("paddle") {
+			g.Expect(p.Labels).To(gomega.HaveKeyWithValue(musterv1.LabelJobAttempt, "1"))
+		}
+		g.Expect(e.pods("paddle")).To(gomega.HaveLen(4))
+	}, timeout, interval).Should(gomega.Succeed())
+	e.runAll("paddle", 4)
+	e.exit(e.pod("paddle-trainer-0"), 0, "Completed")
+	e.exit(e.pod("paddle-trainer-1"), 0, "Completed")
+	got := e.waitPhase("paddle", musterv1.PhaseSucceeded)
+	e.g.Expect(got.Status.Completion.Reason).To(gomega.Equal(musterv1.ReasonPolicyCompleted))
+	e.g.Eventually(func() int { return len(e.pods("paddle")) }, timeout, interval).Should(gomega.Equal(2), "only the trainers stay")
+}
+
+func TestUserFailureRuleAndJobRetry(t *testing.T) {
+	e := newEnv(t)
+	job := e.job("rule").Role("worker", 1).RestartPolicy(musterv1.RestartPolicyNever).Obj()
+	job.Spec.FailurePolicy = &musterv1.FailurePolicy{Rules: []musterv1.FailureRule{{
+		ExitCodes: &musterv1.CodeRange{Min: 42, Max: 42}, Type: musterv1.FailurePermanent, Code: 4242, Phrase: "BadDataset",
+	}}}
+	job.Spec.Retry = &musterv1.RetryPolicy{MaxRetries: 3}
+	e.create(job)
+	pod := e.runAll("rule", 1)[0]
+	e.exit(&pod, 3, "Error")
+	// Unknown failure: retried in a new attempt.
+	e.eventuallyJob("rule", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Retries.Total).To(gomega.Equal(int32(1)))
+	})
+	second := e.waitPod("rule-worker-0", string(pod.UID))
+	e.run(second)
+	e.exit(second, 42, "Error")
+	got := e.waitPhase("rule", musterv1.PhaseFailed)
+	e.g.Expect(got.Status.Completion.Phrase).To(gomega.Equal("BadDataset"))
+	e.g.Expect(*got.Status.Completion.Code).To(gomega.Equal(int32(4242)))
+	e.g.Expect(got.Status.Completion.Message).To(gomega.ContainSubstring("not retried"))
+	e.g.Expect(got.Status.Retries.Total).To(gomega.Equal(int32(1)))
+}
+
+// With a graceful deletion timeout, a pod stuck terminating (its node is
+// gone) is force-deleted and replaced.
+func TestGracefulDeletionTimeout(t *testing.T) {
+	e := newEnv(t)
+	job := e.job("gd").Role("worker", 1).RestartPolicy(musterv1.RestartPolicyOnFailure).Template(func(p *corev1.PodTemplateSpec) {
+		p.Spec.NodeName = "lost-node" // no kubelet will ever finish a graceful deletion
+	}).Obj()
+	job.Spec.Roles[0].GracefulDeletionTimeoutSeconds = new(int64(1))
+	e.create(job)
+	pod := e.runAll("gd", 1)[0]
+	e.g.Expect(k8s.Delete(e.ctx(), &pod)).To(gomega.Succeed())
+	start := time.Now()
+	replacement := e.waitPod("gd-worker-0", string(pod.UID))
+	e.g.Expect(time.Since(start)).To(gomega.BeNumerically("<", 25*time.Second), "well before the 30 s grace period")
+	e.g.Expect(replacement.Labels).To(gomega.HaveKeyWithValue(musterv1.LabelTaskAttempt, "2"))
+}
