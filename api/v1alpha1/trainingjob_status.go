@@ -185,6 +185,11 @@ type TaskStatus struct {
 	// spec.roles[].maxRetries.
 	// +optional
 	AccountableRestarts int32 `json:"accountableRestarts,omitempty"`
+	// deletionPending marks a task removed by a scale-down: it no longer
+	// counts for completion and is never reused; it leaves status once its
+	// pod is gone and every task after it has left too.
+	// +optional
+	DeletionPending bool `json:"deletionPending,omitempty"`
 	// lastExit describes how the task's last pod ended.
 	// +optional
 	LastExit *ExitStatus `json:"lastExit,omitempty"`

@@ -94,10 +94,14 @@ func (p *planner) newAttempt() {
 		}
 	}
 	for i := range p.status.Roles {
-		for j := range p.status.Roles[i].Tasks {
-			t := &p.status.Roles[i].Tasks[j]
+		rs := &p.status.Roles[i]
+		// A new attempt starts from the spec: scale-down leftovers go.
+		rs.Tasks = rs.Tasks[:min(int(rs.Replicas), len(rs.Tasks))]
+		for j := range rs.Tasks {
+			t := &rs.Tasks[j]
 			t.State = musterv1.TaskRestarting
 			t.PodUID = ""
+			t.DeletionPending = false
 		}
 	}
 	for _, pod := range p.pods {

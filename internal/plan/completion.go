@@ -90,6 +90,9 @@ func EvaluateCompletion(job *musterv1.TrainingJob, roles []musterv1.RoleStatus) 
 		consider(trigger(rs, musterv1.TaskFailed, rule.MinFailed, "FailedTaskCount", "MinFailedTaskCount"))
 		consider(trigger(rs, musterv1.TaskSucceeded, rule.MinSucceeded, "SucceededTaskCount", "MinSucceededTaskCount"))
 		for _, t := range rs.Tasks {
+			if !counted(t) {
+				continue
+			}
 			total++
 			if t.State == musterv1.TaskSucceeded || t.State == musterv1.TaskFailed {
 				ended++
@@ -117,7 +120,7 @@ func trigger(rs *musterv1.RoleStatus, state musterv1.TaskState, minCount int32, 
 	}
 	var hits []musterv1.TaskStatus
 	for _, t := range rs.Tasks {
-		if t.State == state {
+		if counted(t) && t.State == state {
 			hits = append(hits, t)
 		}
 	}

@@ -32,7 +32,7 @@ func unmetDependency(role *musterv1.Role, done []musterv1.RoleStatus) string {
 func dependencyMet(rs *musterv1.RoleStatus, when musterv1.DependencyCondition) bool {
 	for _, t := range rs.Tasks {
 		switch {
-		case t.State == musterv1.TaskSucceeded:
+		case !counted(t), t.State == musterv1.TaskSucceeded:
 		case t.State == musterv1.TaskRunning && when == musterv1.DependencyRunning:
 		default:
 			return false

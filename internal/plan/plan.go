@@ -120,9 +120,11 @@ func Plan(in Input) Result {
 // strays: pods of another attempt, of a role no longer in the spec, or of an
 // index beyond the role's replicas.
 func (p *planner) indexPods() {
+	// A role's pods up to the last task in status are the tasks' own, even
+	// beyond replicas: scale-down tasks are deleted by the rescale logic.
 	replicas := map[string]int32{}
 	for _, r := range p.job.Spec.Roles {
-		replicas[r.Name] = r.Replicas
+		replicas[r.Name] = max(r.Replicas, int32(len(tasksOf(p.status, r.Name))))
 	}
 	for _, pod := range p.all {
 		n, known := replicas[pod.Labels[musterv1.LabelRole]]
@@ -201,23 +203,34 @@ func (p *planner) checkDeadline() {
 // before it, which are the only ones it may depend on.
 func (p *planner) syncRole(role *musterv1.Role, done []musterv1.RoleStatus) musterv1.RoleStatus {
 	old := roleStatus(p.status, role.Name)
-	rs := musterv1.RoleStatus{Name: role.Name, Replicas: role.Replicas, Tasks: make([]musterv1.TaskStatus, role.Replicas)}
+	size := max(role.Replicas, int32(len(tasksOf(p.status, role.Name))))
+	rs := musterv1.RoleStatus{Name: role.Name, Replicas: role.Replicas, Tasks: make([]musterv1.TaskStatus, 0, size)}
 	waitFor := unmetDependency(role, done)
 	if waitFor != "" {
 		p.waiting = append(p.waiting, "role "+role.Name+" waits for "+waitFor)
 	}
-	for i := range rs.Tasks {
-		ts := taskStatus(old, int32(i))
-		if waitFor != "" && ts.Attempts == 0 && p.pods[ts.Pod] == nil {
+	for i := int32(0); i < size; i++ {
+		ts := taskStatus(old, i)
+		ts.Pod = PodName(p.job.Name, role.Name, i)
+		switch {
+		case i >= role.Replicas || (ts.DeletionPending && p.pods[ts.Pod] != nil):
+			// Scaled down, or scaled down and back up before the old
+			// instance was gone: it goes before its index is reused.
+			p.scaleDown(role, &ts)
+		case ts.DeletionPending:
+			// Its pod is gone: a new instance takes the index.
+			ts = musterv1.TaskStatus{Index: i, Pod: ts.Pod, State: musterv1.TaskCreating}
+			p.syncTask(role, &ts)
+		case waitFor != "" && ts.Attempts == 0 && p.pods[ts.Pod] == nil:
 			// Held back until its dependencies are met; a task that has
 			// already run is replaced as usual.
-			ts.Pod = PodName(p.job.Name, role.Name, ts.Index)
 			ts.State = musterv1.TaskCreating
-		} else {
+		default:
 			p.syncTask(role, &ts)
 		}
-		rs.Tasks[i] = ts
+		rs.Tasks = append(rs.Tasks, ts)
 	}
+	rs.Tasks = compact(rs.Tasks, role.Replicas, p.pods)
 	return rs
 }
 
@@ -408,6 +421,11 @@ func isEnded(ts *musterv1.TaskStatus, uid types.UID) bool {
 	return ts.LastExit != nil && ts.LastExit.PodUID != "" && ts.LastExit.PodUID == uid
 }
 
+func podTaskIndex(pod *corev1.Pod) int32 {
+	n, _ := strconv.Atoi(pod.Labels[musterv1.LabelTaskIndex])
+	return int32(n)
+}
+
 func podTaskAttempt(pod *corev1.Pod) int32 {
 	n, _ := strconv.Atoi(pod.Labels[musterv1.LabelTaskAttempt])
 	return int32(n)
@@ -451,6 +469,13 @@ func roleStatus(s *musterv1.TrainingJobStatus, name string) *musterv1.RoleStatus
 		if s.Roles[i].Name == name {
 			return &s.Roles[i]
 		}
+	}
+	return nil
+}
+
+func tasksOf(s *musterv1.TrainingJobStatus, role string) []musterv1.TaskStatus {
+	if rs := roleStatus(s, role); rs != nil {
+		return rs.Tasks
 	}
 	return nil
 }

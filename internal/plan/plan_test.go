@@ -6,6 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
@@ -21,10 +22,13 @@ type world struct {
 	pods map[string]*corev1.Pod
 	now  time.Time
 	uids int
+	// slow are pods whose deletion takes a while: deleting them only sets
+	// their deletion timestamp, and finish() removes them.
+	slow map[string]bool
 }
 
 func newWorld(t *testing.T, job *musterv1.TrainingJob) *world {
-	return &world{t: t, job: job, pods: map[string]*corev1.Pod{}, now: time.Unix(1000, 0)}
+	return &world{t: t, job: job, pods: map[string]*corev1.Pod{}, now: time.Unix(1000, 0), slow: map[string]bool{}}
 }
 
 func (w *world) plan() Result {
@@ -41,6 +45,10 @@ func (w *world) step() Result {
 	w.job.Status = res.Status
 	for _, d := range res.DeletePods {
 		if p := w.pods[d.Name]; p != nil && p.UID == d.UID {
+			if w.slow[d.Name] && !d.Force {
+				p.DeletionTimestamp = new(metav1.NewTime(w.now))
+				continue
+			}
 			delete(w.pods, d.Name)
 		}
 	}

@@ -127,7 +127,7 @@ func allSucceeded(rs *musterv1.RoleStatus) bool {
 		return false
 	}
 	for _, t := range rs.Tasks {
-		if t.State != musterv1.TaskSucceeded {
+		if counted(t) && t.State != musterv1.TaskSucceeded {
 			return false
 		}
 	}
@@ -172,6 +172,9 @@ func (p *planner) applyRoleRestarts() {
 		p.event(false, musterv1.ReasonTaskRestarting, "restarting role "+rs.Name+": "+why)
 		for j := range rs.Tasks {
 			t := &rs.Tasks[j]
+			if !counted(*t) {
+				continue
+			}
 			t.State = musterv1.TaskRestarting
 			t.Restarts++
 			pod := p.pods[t.Pod]

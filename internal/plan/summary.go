@@ -17,6 +17,9 @@ func (p *planner) summarize() {
 		rs := &p.status.Roles[i]
 		rs.Pending, rs.Running, rs.Succeeded, rs.Failed = 0, 0, 0, 0
 		for _, t := range rs.Tasks {
+			if !counted(t) {
+				continue
+			}
 			switch t.State {
 			case musterv1.TaskRunning:
 				rs.Running++

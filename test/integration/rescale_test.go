@@ -1,0 +1,116 @@
+package integration
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+const holdFinalizer = "test.muster.dev/hold"
+
+// release lets a terminating pod go.
+func (e *env) release(name string) {
+	e.t.Helper()
+	pod := e.pod(name)
+	e.g.Expect(pod.DeletionTimestamp).NotTo(gomega.BeNil(), "%s is not terminating", name)
+	patch := client.MergeFrom(pod.DeepCopy())
+	pod.Finalizers = nil
+	e.g.Expect(k8s.Patch(e.ctx(), pod, patch)).To(gomega.Succeed())
+}
+
+// rescale patches replicas and minFailed of role 0 in one update, guarded
+// by a test of the role's name, like FrameworkController's examples.
+func (e *env) rescale(job string, replicas, minFailed int32) {
+	e.t.Helper()
+	patch := fmt.Sprintf(`[{"op":"test","path":"/spec/roles/0/name","value":"a"},`+
+		`{"op":"replace","path":"/spec/roles/0/replicas","value":%d},`+
+		`{"op":"replace","path":"/spec/roles/0/completion/minFailed","value":%d}]`, replicas, minFailed)
+	obj := &musterv1.TrainingJob{}
+	obj.Namespace, obj.Name = e.ns, job
+	e.g.Expect(k8s.Patch(e.ctx(), obj, client.RawPatch("application/json-patch+json", []byte(patch)))).To(gomega.Succeed())
+}
+
+func (e *env) tasks(job string) []musterv1.TaskStatus {
+	return e.get(job).Status.Roles[0].Tasks
+}
+
+func (e *env) notFailed(job string) {
+	e.t.Helper()
+	e.g.Expect(e.get(job).Status.Phase).NotTo(gomega.BeElementOf(musterv1.PhaseFailed, musterv1.PhaseSucceeded))
+}
+
+// TestRescaleBasic replays FrameworkController's rescalebasic walkthrough
+// (4 tasks, minFailed 4, minSucceeded 1) against a real API server. Pods
+// carry a finalizer so the test decides when a deleted pod is gone.
+func TestRescaleBasic(t *testing.T) {
+	e := newEnv(t)
+	e.create(e.job("a").Role("a", 4).RestartPolicy(musterv1.RestartPolicyNever).Completion(1, 4).
+		Template(func(p *corev1.PodTemplateSpec) { p.Finalizers = []string{holdFinalizer} }).Obj())
+	pods := e.runAll("a", 4)
+	defer func() {
+		for _, p := range e.pods("a") {
+			_ = k8s.Patch(e.ctx(), &p, client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"finalizers":null}}`)))
+		}
+	}()
+
+	// Steps 1-4: a-2 and a-3 fail; scaling to 2 with minFailed 2 in the
+	// same update must not fail the job (SG1).
+	for _, name := range []string{"a-a-2", "a-a-3"} {
+		e.exit(e.pod(name), 1, "Error")
+	}
+	e.eventuallyJob("a", func(g gomega.Gomega, j *musterv1.TrainingJob) { g.Expect(j.Status.Roles[0].Failed).To(gomega.Equal(int32(2))) })
+	e.rescale("a", 2, 2)
+	e.eventuallyJob("a", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Roles[0].Tasks[2].DeletionPending).To(gomega.BeTrue())
+		g.Expect(j.Status.Roles[0].Tasks[3].DeletionPending).To(gomega.BeTrue())
+	})
+	e.notFailed("a")
+	e.g.Eventually(func() bool { return e.pod("a-a-3").DeletionTimestamp != nil }, timeout, interval).Should(gomega.BeTrue())
+	e.release("a-a-2")
+	e.release("a-a-3")
+	e.eventuallyJob("a", func(g gomega.Gomega, j *musterv1.TrainingJob) { g.Expect(j.Status.Roles[0].Tasks).To(gomega.HaveLen(2)) })
+	e.notFailed("a")
+
+	// Steps 5-8: up to 4; down to 2; while a-2 and a-3 are
+	// deletion-pending, up to 3. a-2, gone already, is replaced by a new
+	// instance at once; a-3 is deleted eventually.
+	e.rescale("a", 4, 4)
+	e.waitPodCount("a", 4)
+	e.runAll("a", 4)
+	e.waitPhase("a", musterv1.PhaseRunning)
+	e.rescale("a", 2, 2)
+	e.eventuallyJob("a", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Roles[0].Tasks[3].DeletionPending).To(gomega.BeTrue())
+	})
+	e.g.Eventually(func() bool { return e.pod("a-a-2").DeletionTimestamp != nil }, timeout, interval).Should(gomega.BeTrue())
+	old2 := e.pod("a-a-2").UID
+	e.release("a-a-2")
+	e.rescale("a", 3, 3)
+	fresh := e.waitPod("a-a-2", string(old2))
+	e.eventuallyJob("a", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		tasks := j.Status.Roles[0].Tasks
+		g.Expect(tasks[2].DeletionPending).To(gomega.BeFalse())
+		g.Expect(tasks[2].PodUID).To(gomega.Equal(fresh.UID))
+		g.Expect(tasks[3].DeletionPending).To(gomega.BeTrue(), "a-3 is not reused while it terminates")
+	})
+	e.notFailed("a")
+
+	// Steps 9-12: up to 5: a-4 is added at once, a-3 replaced once gone.
+	e.rescale("a", 5, 5)
+	e.g.Eventually(func() bool { return hasPod(e.pods("a"), "a-a-4") }, timeout, interval).Should(gomega.BeTrue())
+	old3 := e.pod("a-a-3").UID
+	e.release("a-a-3")
+	e.waitPod("a-a-3", string(old3))
+	e.runAll("a", 5)
+	got := e.waitPhase("a", musterv1.PhaseRunning)
+	e.g.Expect(got.Status.Ready).To(gomega.Equal("5/5"))
+	for _, task := range got.Status.Roles[0].Tasks {
+		e.g.Expect(task.DeletionPending).To(gomega.BeFalse())
+	}
+	e.g.Expect(pods).To(gomega.HaveLen(4))
+}
