@@ -23,6 +23,7 @@ func NewRootCommand() *cobra.Command {
 		newLogsCommand(cf),
 		newScaleCommand(cf),
 		newDevCommand(),
+		newDemoCommand(),
 	)
 	return root
 }

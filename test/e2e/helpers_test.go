@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,12 +19,12 @@ import (
 const image = "docker.io/library/python:3.11"
 
 // newNamespace creates a namespace for one test and deletes it afterwards.
-func newNamespace(t *testing.T, g Gomega) string {
+func newNamespace(t *testing.T, g gomega.Gomega) string {
 	t.Helper()
 	ctx := context.Background()
 	name := fmt.Sprintf("e2e-%s-%04x", dnsLabel(strings.TrimPrefix(t.Name(), "Test"), 30), rand.IntN(1<<16))
 	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(err).NotTo(gomega.HaveOccurred())
 	t.Cleanup(func() {
 		_ = cs.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
@@ -33,7 +33,7 @@ func newNamespace(t *testing.T, g Gomega) string {
 	g.Eventually(func() error {
 		_, err := cs.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
 		return err
-	}, 30*time.Second, 200*time.Millisecond).Should(Succeed())
+	}, 30*time.Second, 200*time.Millisecond).Should(gomega.Succeed())
 	return name
 }
 
@@ -64,36 +64,36 @@ func pythonPod(ns, name, script string) *corev1.Pod {
 	}
 }
 
-func createPod(g Gomega, pod *corev1.Pod) *corev1.Pod {
+func createPod(g gomega.Gomega, pod *corev1.Pod) *corev1.Pod {
 	created, err := cs.CoreV1().Pods(pod.Namespace).Create(context.Background(), pod, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(err).NotTo(gomega.HaveOccurred())
 	return created
 }
 
-func getPod(g Gomega, ns, name string) *corev1.Pod {
+func getPod(g gomega.Gomega, ns, name string) *corev1.Pod {
 	pod, err := cs.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(err).NotTo(gomega.HaveOccurred())
 	return pod
 }
 
 // waitForPhase waits for a pod to reach a phase and returns it.
-func waitForPhase(g Gomega, ns, name string, phase corev1.PodPhase, timeout time.Duration) *corev1.Pod {
+func waitForPhase(g gomega.Gomega, ns, name string, phase corev1.PodPhase, timeout time.Duration) *corev1.Pod {
 	var pod *corev1.Pod
-	g.Eventually(func(g Gomega) corev1.PodPhase {
+	g.Eventually(func(g gomega.Gomega) corev1.PodPhase {
 		pod = getPod(g, ns, name)
 		return pod.Status.Phase
-	}, timeout, 250*time.Millisecond).Should(Equal(phase), func() string { return describe(pod) })
+	}, timeout, 250*time.Millisecond).Should(gomega.Equal(phase), func() string { return describe(pod) })
 	return pod
 }
 
 // waitForRunning waits until the pod runs and has an IP.
-func waitForRunning(g Gomega, ns, name string) *corev1.Pod {
+func waitForRunning(g gomega.Gomega, ns, name string) *corev1.Pod {
 	var pod *corev1.Pod
-	g.Eventually(func(g Gomega) {
+	g.Eventually(func(g gomega.Gomega) {
 		pod = getPod(g, ns, name)
-		g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
-		g.Expect(pod.Status.PodIP).NotTo(BeEmpty())
-	}, time.Minute, 250*time.Millisecond).Should(Succeed(), func() string { return describe(pod) })
+		g.Expect(pod.Status.Phase).To(gomega.Equal(corev1.PodRunning))
+		g.Expect(pod.Status.PodIP).NotTo(gomega.BeEmpty())
+	}, time.Minute, 250*time.Millisecond).Should(gomega.Succeed(), func() string { return describe(pod) })
 	return pod
 }
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +18,7 @@ import (
 // workers find their rendezvous, and talk over TCP.
 func TestHeadlessServiceDNSAndTCP(t *testing.T) {
 	t.Parallel()
-	g := NewWithT(t)
+	g := gomega.NewWithT(t)
 	ns := newNamespace(t, g)
 	_, err := cs.CoreV1().Services(ns).Create(context.Background(), &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "workers"},
@@ -29,7 +29,7 @@ func TestHeadlessServiceDNSAndTCP(t *testing.T) {
 			Ports:                    []corev1.ServicePort{{Name: "rdzv", Port: 29400}},
 		},
 	}, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(err).NotTo(gomega.HaveOccurred())
 
 	server := `import socket
 s = socket.socket()
@@ -66,22 +66,22 @@ print("resolved", name, "to", ip, "reply", c.recv(64).decode(), flush=True)`, ns
 	}
 	rank1 := waitForPhase(g, ns, "rank1", corev1.PodSucceeded, 2*time.Minute)
 	rank0 := waitForPhase(g, ns, "rank0", corev1.PodSucceeded, 30*time.Second)
-	g.Expect(rank0.Status.PodIP).NotTo(BeEmpty())
+	g.Expect(rank0.Status.PodIP).NotTo(gomega.BeEmpty())
 
-	g.Expect(rank0.Status.PodIP).NotTo(Equal(rank1.Status.PodIP), "pods share an IP: no network namespaces")
+	g.Expect(rank0.Status.PodIP).NotTo(gomega.Equal(rank1.Status.PodIP), "pods share an IP: no network namespaces")
 	log, err := logs(ns, "rank1")
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(log).To(ContainSubstring(fmt.Sprintf("to %s reply pong:ping", rank0.Status.PodIP)))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(log).To(gomega.ContainSubstring(fmt.Sprintf("to %s reply pong:ping", rank0.Status.PodIP)))
 	log, err = logs(ns, "rank0")
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(log).To(ContainSubstring("served ping from " + rank1.Status.PodIP))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(log).To(gomega.ContainSubstring("served ping from " + rank1.Status.PodIP))
 }
 
 // One pod writes into a PersistentVolumeClaim of the process node's
 // StorageClass, another pod reads it back.
 func TestVolumeSharedThroughAPVC(t *testing.T) {
 	t.Parallel()
-	g := NewWithT(t)
+	g := gomega.NewWithT(t)
 	ns := newNamespace(t, g)
 	_, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(context.Background(), &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "shared"},
@@ -91,7 +91,7 @@ func TestVolumeSharedThroughAPVC(t *testing.T) {
 			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
 		},
 	}, metav1.CreateOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(err).NotTo(gomega.HaveOccurred())
 
 	withClaim := func(pod *corev1.Pod) *corev1.Pod {
 		pod.Spec.Volumes = []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
@@ -105,10 +105,10 @@ func TestVolumeSharedThroughAPVC(t *testing.T) {
 	createPod(g, withClaim(pythonPod(ns, "reader", `print("read:", open("/data/checkpoint.txt").read())`)))
 	reader := waitForPhase(g, ns, "reader", corev1.PodSucceeded, time.Minute)
 	log, err := logs(ns, "reader")
-	g.Expect(err).NotTo(HaveOccurred(), describe(reader))
-	g.Expect(log).To(ContainSubstring("read: step=42"))
+	g.Expect(err).NotTo(gomega.HaveOccurred(), describe(reader))
+	g.Expect(log).To(gomega.ContainSubstring("read: step=42"))
 
 	pvc, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), "shared", metav1.GetOptions{})
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(pvc.Status.Phase).To(Equal(corev1.ClaimBound))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(pvc.Status.Phase).To(gomega.Equal(corev1.ClaimBound))
 }

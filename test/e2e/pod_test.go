@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	. "github.com/onsi/gomega"
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
@@ -16,31 +16,33 @@ import (
 
 func TestPodExitsWithItsCode(t *testing.T) {
 	t.Parallel()
-	g := NewWithT(t)
+	g := gomega.NewWithT(t)
 	ns := newNamespace(t, g)
 	createPod(g, pythonPod(ns, "ok", "print('done')"))
 	createPod(g, pythonPod(ns, "fails", "import sys; print('failing on purpose'); sys.exit(3)"))
 
 	ok := waitForPhase(g, ns, "ok", corev1.PodSucceeded, time.Minute)
-	g.Expect(ok.Spec.NodeName).To(Equal("muster-procnode"))
-	g.Expect(terminated(ok)).NotTo(BeNil(), describe(ok))
-	g.Expect(terminated(ok).ExitCode).To(BeZero())
-	g.Expect(terminated(ok).Reason).To(Equal("Completed"))
+	g.Expect(ok.Spec.NodeName).To(gomega.Equal("muster-procnode"))
+	g.Expect(terminated(ok)).NotTo(gomega.BeNil(), describe(ok))
+	g.Expect(terminated(ok).ExitCode).To(gomega.BeZero())
+	g.Expect(terminated(ok).Reason).To(gomega.Equal("Completed"))
 
 	failed := waitForPhase(g, ns, "fails", corev1.PodFailed, time.Minute)
-	g.Expect(terminated(failed)).NotTo(BeNil(), describe(failed))
-	g.Expect(terminated(failed).ExitCode).To(BeEquivalentTo(3))
-	g.Expect(terminated(failed).Reason).To(Equal("Error"))
+	g.Expect(terminated(failed)).NotTo(gomega.BeNil(), describe(failed))
+	g.Expect(terminated(failed).ExitCode).To(gomega.BeEquivalentTo(3))
+	g.Expect(terminated(failed).Reason).To(gomega.Equal("Error"))
 }
 
 func TestLogsThroughTheAPIServer(t *testing.T) {
 	t.Parallel()
-	g := NewWithT(t)
+	g := gomega.NewWithT(t)
 	ns := newNamespace(t, g)
 	script := `import sys, time
 print("to-stdout-1")
 print("to-stderr-2", file=sys.stderr)
-sys.stdout.flush()
+# stdout and stderr are separate pipes, read concurrently as by a kubelet:
+# a pause keeps the last line last.
+time.sleep(0.5)
 print("still-running")
 time.sleep(600)`
 	createPod(g, pythonPod(ns, "talker", script))
@@ -48,17 +50,17 @@ time.sleep(600)`
 
 	// While it runs, as kubectl logs would show it (both streams).
 	g.Eventually(func() (string, error) { return logs(ns, "talker") }, 30*time.Second, 250*time.Millisecond).
-		Should(And(ContainSubstring("to-stdout-1"), ContainSubstring("to-stderr-2"), ContainSubstring("still-running")))
+		Should(gomega.And(gomega.ContainSubstring("to-stdout-1"), gomega.ContainSubstring("to-stderr-2"), gomega.ContainSubstring("still-running")))
 
 	// A limited tail, through the same kubelet endpoint.
 	tail, err := cs.CoreV1().Pods(ns).GetLogs("talker", &corev1.PodLogOptions{TailLines: ptr.To[int64](1)}).Do(context.Background()).Raw()
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(strings.TrimSpace(string(tail))).To(Equal("still-running"))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(strings.TrimSpace(string(tail))).To(gomega.Equal("still-running"))
 }
 
 func TestGracefulDeletion(t *testing.T) {
 	t.Parallel()
-	g := NewWithT(t)
+	g := gomega.NewWithT(t)
 	ns := newNamespace(t, g)
 	marker := filepath.Join(hostDir, ns+"-terminated")
 	// The process traps SIGTERM, takes a moment to "save its work", writes
@@ -80,15 +82,15 @@ while True:
 	createPod(g, pod)
 	waitForRunning(g, ns, "graceful")
 	g.Eventually(func() (string, error) { return logs(ns, "graceful") }, 30*time.Second, 250*time.Millisecond).
-		Should(ContainSubstring("waiting"))
+		Should(gomega.ContainSubstring("waiting"))
 
 	start := time.Now()
-	g.Expect(cs.CoreV1().Pods(ns).Delete(context.Background(), "graceful", metav1.DeleteOptions{})).To(Succeed())
+	g.Expect(cs.CoreV1().Pods(ns).Delete(context.Background(), "graceful", metav1.DeleteOptions{})).To(gomega.Succeed())
 	// Gone once the process exited on its own: well within the 30s grace,
 	// so it was SIGTERM, not the SIGKILL at the end of the grace period.
-	g.Eventually(podGone(ns, "graceful"), 25*time.Second, 200*time.Millisecond).Should(BeTrue())
-	g.Expect(time.Since(start)).To(BeNumerically(">=", 2*time.Second), "gone before the handler finished")
+	g.Eventually(podGone(ns, "graceful"), 25*time.Second, 200*time.Millisecond).Should(gomega.BeTrue())
+	g.Expect(time.Since(start)).To(gomega.BeNumerically(">=", 2*time.Second), "gone before the handler finished")
 	data, err := os.ReadFile(marker)
-	g.Expect(err).NotTo(HaveOccurred(), "the SIGTERM handler did not run")
-	g.Expect(string(data)).To(Equal("SIGTERM handled"))
+	g.Expect(err).NotTo(gomega.HaveOccurred(), "the SIGTERM handler did not run")
+	g.Expect(string(data)).To(gomega.Equal("SIGTERM handled"))
 }

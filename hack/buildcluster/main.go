@@ -1,0 +1,28 @@
+// Command buildcluster builds the local cluster's control-plane binaries
+// into the cache and prints their folder; hack/build-cluster.sh runs it. It
+// is `muster dev build --control-plane` without the rest of the CLI, so the
+// integration tests need only internal/devcluster to compile.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/muster-dev/muster/internal/devcluster"
+)
+
+func main() {
+	cfg, err := devcluster.NewConfig()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "build-cluster:", err)
+		os.Exit(1)
+	}
+	cfg.Out = os.Stderr
+	bins, err := devcluster.Build(context.Background(), cfg, devcluster.BuildSet{ControlPlane: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "build-cluster:", err)
+		os.Exit(1)
+	}
+	fmt.Println(bins.ControlPlane)
+}

@@ -1,0 +1,249 @@
+package devcluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Binaries are the executables the cluster runs, all under the cache.
+type Binaries struct {
+	// ControlPlane holds etcd, kube-apiserver, kube-controller-manager,
+	// kube-scheduler and kubectl (also what envtest-based tests point at).
+	ControlPlane string
+	CoreDNS      string
+	KWOK         string
+	// ProcNode is empty when tools/procnode does not exist.
+	ProcNode string
+	// Operator is the muster-operator binary; its folder is what the
+	// operator image maps to on the process node.
+	Operator string
+}
+
+// Kubectl is the kubectl matching the control plane.
+func (b *Binaries) Kubectl() string { return filepath.Join(b.ControlPlane, "kubectl") }
+
+// BuildSet says which binaries to build.
+type BuildSet struct {
+	ControlPlane, CoreDNS, KWOK, ProcNode, Operator bool
+}
+
+// BuildAll is what `muster dev up` needs.
+var BuildAll = BuildSet{ControlPlane: true, CoreDNS: true, KWOK: true, ProcNode: true, Operator: true}
+
+var controlPlaneBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"}
+
+// Build builds what is missing from the cache and returns where everything
+// is. Versioned binaries are built once; the process node and the operator
+// come from this repository's sources and are rebuilt incrementally each
+// time (a no-op when nothing changed).
+func Build(ctx context.Context, c *Config, set BuildSet) (*Binaries, error) {
+	b, v, err := c.BinaryPaths()
+	if err != nil {
+		return nil, err
+	}
+	if set.ControlPlane {
+		c.logf("%-24s binaries in %s", "kubernetes "+v.Kubernetes, b.ControlPlane)
+		clusterSrc := filepath.Join(c.Root, "tools", "cluster")
+		for _, name := range controlPlaneBinaries {
+			pkg, ld, version := "k8s.io/kubernetes/cmd/"+name, versionLDFlags(v.Kubernetes), v.Kubernetes
+			if name == "etcd" {
+				// etcd's version is a constant in its sources.
+				pkg, ld, version = "./cmd/etcd", "-s -w", v.Etcd
+			}
+			err := c.buildOnce(ctx, filepath.Join(b.ControlPlane, name), name+" "+version,
+				func(out string) error {
+					return goCmd(ctx, clusterSrc, nil, "build", "-trimpath", "-ldflags", ld, "-o", out, pkg)
+				})
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, t := range []struct {
+		want        bool
+		path, pkg   string
+		version     string
+		description string
+	}{
+		{set.CoreDNS, b.CoreDNS, "github.com/coredns/coredns", CoreDNSVersion, "coredns " + CoreDNSVersion},
+		{set.KWOK, b.KWOK, "sigs.k8s.io/kwok/cmd/kwok", KWOKVersion, "kwok " + KWOKVersion},
+	} {
+		if !t.want {
+			continue
+		}
+		c.logf("%-24s binary in %s", t.description, filepath.Dir(t.path))
+		err := c.buildOnce(ctx, t.path, t.description, func(out string) error {
+			return goInstall(ctx, out, t.pkg+"@"+t.version)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	if set.ProcNode && b.ProcNode != "" {
+		if err := c.buildFromSource(ctx, filepath.Join(c.Root, "tools", "procnode"), ".", b.ProcNode); err != nil {
+			return nil, err
+		}
+	}
+	if set.Operator {
+		if err := c.buildFromSource(ctx, c.Root, "./cmd/muster-operator", b.Operator); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// BinaryPaths says where Build puts each binary.
+func (c *Config) BinaryPaths() (*Binaries, ClusterVersions, error) {
+	v, err := ReadClusterVersions(c.Root)
+	if err != nil {
+		return nil, v, err
+	}
+	bin := filepath.Join(c.Cache, "bin")
+	b := &Binaries{
+		ControlPlane: filepath.Join(bin, fmt.Sprintf("k8s-%s-etcd-%s", v.Kubernetes, v.Etcd)),
+		CoreDNS:      filepath.Join(bin, "coredns-"+CoreDNSVersion, "coredns"),
+		KWOK:         filepath.Join(bin, "kwok-"+KWOKVersion, "kwok"),
+		Operator:     filepath.Join(bin, "operator", "muster-operator"),
+	}
+	// The process node is optional until its main package exists.
+	if mains, _ := filepath.Glob(filepath.Join(c.Root, "tools", "procnode", "*.go")); len(mains) > 0 {
+		b.ProcNode = filepath.Join(bin, "procnode", "muster-procnode")
+	}
+	return b, v, nil
+}
+
+// buildOnce builds path unless it exists. It builds next to it and renames,
+// because a binary that is running cannot be overwritten (text file busy).
+func (c *Config) buildOnce(ctx context.Context, path, what string, build func(out string) error) error {
+	if isExecutable(path) {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	c.logf("building %s (only once, cached in %s) ...", what, filepath.Dir(path))
+	start := time.Now()
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	if err := build(tmp); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("building %s: %w", what, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	c.logf("built %s in %s", what, since(start))
+	return nil
+}
+
+// buildFromSource builds a package of this repository into a staging file
+// (which go build leaves alone when it is up to date) and installs it at
+// path only if it changed.
+func (c *Config) buildFromSource(ctx context.Context, dir, pkg, path string) error {
+	start := time.Now()
+	stage := filepath.Join(filepath.Dir(path), ".stage", filepath.Base(path))
+	if err := os.MkdirAll(filepath.Dir(stage), 0o755); err != nil {
+		return err
+	}
+	if err := goCmd(ctx, dir, nil, "build", "-o", stage, pkg); err != nil {
+		return fmt.Errorf("building %s: %w", filepath.Base(path), err)
+	}
+	same, err := sameFile(stage, path)
+	if err != nil {
+		return err
+	}
+	if same {
+		c.logf("%-24s up to date (checked in %s)", filepath.Base(path), since(start))
+		return nil
+	}
+	if err := copyExecutable(stage, path); err != nil {
+		return err
+	}
+	c.logf("%-24s built in %s", filepath.Base(path), since(start))
+	return nil
+}
+
+func goInstall(ctx context.Context, out, pkgAtVersion string) error {
+	gobin, err := os.MkdirTemp(filepath.Dir(out), ".gobin-")
+	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(gobin) }()
+	if err := goCmd(ctx, gobin, []string{"GOBIN=" + gobin}, "install", "-ldflags", "-s -w", pkgAtVersion); err != nil {
+		return err
+	}
+	name := pkgAtVersion[strings.LastIndex(pkgAtVersion, "/")+1 : strings.LastIndex(pkgAtVersion, "@")]
+	return os.Rename(filepath.Join(gobin, name), out)
+}
+
+func goCmd(ctx context.Context, dir string, env []string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return nil
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+}
+
+func sameFile(a, b string) (bool, error) {
+	ha, err := fileHash(a)
+	if err != nil {
+		return false, err
+	}
+	hb, err := fileHash(b)
+	if os.IsNotExist(err) {
+		return false, nil
+	}
+	return err == nil && ha == hb, err
+}
+
+func fileHash(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = f.Close() }()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%x", h.Sum(nil)), nil
+}
+
+func copyExecutable(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = in.Close() }()
+	tmp := dst + ".tmp"
+	out, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, dst)
+}
+
+func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }

@@ -1,0 +1,109 @@
+package devcluster
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// installOperator installs Muster the way a user would: kubectl applies
+// config/default (server-side, because the CRD embeds whole pod templates
+// and exceeds client-side apply's annotation limit) and the operator's
+// Deployment runs on the process node, with its real RBAC.
+func (c *Config) installOperator(ctx context.Context, kubectl string, cs kubernetes.Interface, timeout time.Duration) error {
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig="+c.Kubeconfig(),
+		"apply", "--server-side", "--field-manager=muster-dev", "-k", filepath.Join(c.Root, "config", "default"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("kubectl apply -k config/default: %w\n%s", err, out)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	if err := poll(waitCtx, func(ctx context.Context) error { return deploymentAvailable(ctx, cs) }); err != nil {
+		return fmt.Errorf("the operator Deployment %s/%s is not Available: %w\n%s",
+			operatorNamespace, operatorDeployment, err, describeOperatorPods(ctx, cs))
+	}
+	// Available only says the pod is Ready (which the process node reports
+	// without probing). Holding the leader lease proves the operator runs
+	// and reaches the API server with its service-account token and RBAC.
+	if err := poll(waitCtx, func(ctx context.Context) error { return operatorLeads(ctx, cs) }); err != nil {
+		return fmt.Errorf("the operator runs but does not hold its leader lease %s/%s: %w\n%s",
+			operatorNamespace, operatorLease, err, describeOperatorPods(ctx, cs))
+	}
+	c.logf("%-24s installed in %-8s (Deployment %s/%s Available, leader elected)", "muster-operator", since(start), operatorNamespace, operatorDeployment)
+	return nil
+}
+
+// operatorLease is the operator's leader-election ID (cmd/muster-operator).
+const operatorLease = "muster-operator.muster.dev"
+
+func operatorLeads(ctx context.Context, cs kubernetes.Interface) error {
+	lease, err := cs.CoordinationV1().Leases(operatorNamespace).Get(ctx, operatorLease, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	holder := ""
+	if lease.Spec.HolderIdentity != nil {
+		holder = *lease.Spec.HolderIdentity
+	}
+	pods, err := cs.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase == corev1.PodRunning && strings.HasPrefix(holder, p.Name+"_") {
+			return nil
+		}
+	}
+	return fmt.Errorf("lease held by %q, not by a running operator pod", holder)
+}
+
+func deploymentAvailable(ctx context.Context, cs kubernetes.Interface) error {
+	d, err := cs.AppsV1().Deployments(operatorNamespace).Get(ctx, operatorDeployment, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	for _, cond := range d.Status.Conditions {
+		if cond.Type == appsv1.DeploymentAvailable && cond.Status == corev1.ConditionTrue && d.Status.AvailableReplicas > 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("%d/%d replicas available", d.Status.AvailableReplicas, d.Status.Replicas)
+}
+
+// describeOperatorPods says where the operator's pods are stuck.
+func describeOperatorPods(ctx context.Context, cs kubernetes.Interface) string {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	pods, err := cs.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "pod %s: phase %s, node %q", p.Name, p.Status.Phase, p.Spec.NodeName)
+		for _, cond := range p.Status.Conditions {
+			if cond.Status != corev1.ConditionTrue {
+				fmt.Fprintf(&b, ", %s=%s %s", cond.Type, cond.Status, cond.Message)
+			}
+		}
+		for _, s := range p.Status.ContainerStatuses {
+			if s.State.Terminated != nil {
+				fmt.Fprintf(&b, ", exited %d (%s)", s.State.Terminated.ExitCode, s.State.Terminated.Reason)
+			}
+			if s.LastTerminationState.Terminated != nil {
+				fmt.Fprintf(&b, ", last exit %d", s.LastTerminationState.Terminated.ExitCode)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

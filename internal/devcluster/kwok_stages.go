@@ -1,0 +1,151 @@
+package devcluster
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// The stock stages KWOK's own cluster tool uses ("fast": nodes Ready at
+// once, pods Running at once, deletions honoured at once) come from the
+// kwok module's source zip, so they always match the kwok binary.
+var kwokStageFiles = []string{
+	"kustomize/stage/node/fast/node-initialize.yaml",
+	"kustomize/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml",
+	"kustomize/stage/pod/fast/pod-ready.yaml",
+	"kustomize/stage/pod/fast/pod-complete.yaml",
+	"kustomize/stage/pod/fast/pod-delete.yaml",
+}
+
+// Annotations that drive the pod-complete-annotated stage on fake nodes.
+const (
+	// KWOKCompleteDelayAnnotation ("30s", "1m") makes a fake pod finish that
+	// long after it started running, whoever owns it (the stock stage only
+	// finishes pods owned by a batch Job).
+	KWOKCompleteDelayAnnotation = "pod-complete.stage.kwok.x-k8s.io/delay"
+	// KWOKExitCodeAnnotation sets the exit code it finishes with (default 0;
+	// non-zero makes the pod Failed).
+	KWOKExitCodeAnnotation = "pod-complete.stage.kwok.x-k8s.io/exit-code"
+)
+
+// kwokConfiguration raises the pod stage parallelism: the default of 4
+// paces an operator that creates hundreds of pods at once. kwok applies no
+// defaults to a configuration read from a file (a zero lease parallelism
+// makes it exit), so every option its defaulting would set is spelled out.
+const kwokConfiguration = `apiVersion: config.kwok.x-k8s.io/v1alpha1
+kind: KwokConfiguration
+options:
+  podPlayStageParallelism: 32
+  nodePlayStageParallelism: 16
+  nodeLeaseParallelism: 16
+  podsOnNodeSyncParallelism: 4
+  enablePodsOnNodeSyncListPager: true
+  enablePodsOnNodeSyncStreamWatch: false
+  enableDebuggingHandlers: true
+  enableContentionProfiling: false
+  enableProfilingHandler: false
+`
+
+// podCompleteAnnotated finishes running pods that carry the delay
+// annotation. The jitter is what KWOK actually waits for (the delay is only
+// its lower bound), so it reads the same annotation.
+var podCompleteAnnotated = fmt.Sprintf(`apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-complete-annotated
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values:
+      - 'Running'
+    - key: '.metadata.annotations["%[1]s"]'
+      operator: 'Exists'
+  delay:
+    durationMilliseconds: 0
+    durationFrom:
+      expressionFrom: '.metadata.annotations["%[1]s"]'
+    jitterDurationFrom:
+      expressionFrom: '.metadata.annotations["%[1]s"]'
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      {{ $code := or (index .metadata.annotations "%[2]s") "0" }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: false
+        restartCount: 0
+        started: false
+        state:
+          terminated:
+            exitCode: {{ $code }}
+            finishedAt: {{ $now | Quote }}
+            reason: {{ if eq $code "0" }}Completed{{ else }}Error{{ end }}
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+      phase: {{ if eq $code "0" }}Succeeded{{ else }}Failed{{ end }}
+`, KWOKCompleteDelayAnnotation, KWOKExitCodeAnnotation)
+
+// kwokConfig concatenates the configuration, the stock stages and ours into
+// the one file `kwok -c` reads (without stages kwok exits: no stages found).
+//
+// Pods deleted with grace period 0 are left out of the delete stage: they
+// are gone from the API at once, and KWOK keys its pending work by
+// namespace/name, so a late delete could hit a new pod of the same name.
+func kwokConfig(stageSources map[string]string) (string, error) {
+	docs := []string{kwokConfiguration}
+	for _, f := range kwokStageFiles {
+		s, ok := stageSources[f]
+		if !ok {
+			return "", fmt.Errorf("kwok stage %s not found", f)
+		}
+		if strings.HasSuffix(f, "pod-delete.yaml") {
+			s = withoutGraceZero(s)
+		}
+		docs = append(docs, strings.TrimSpace(s)+"\n")
+	}
+	docs = append(docs, podCompleteAnnotated)
+	return strings.Join(docs, "---\n"), nil
+}
+
+// withoutGraceZero adds a selector term to the stock pod-delete stage.
+func withoutGraceZero(stage string) string {
+	const anchor = "    matchExpressions:\n"
+	term := "    - key: '.metadata.deletionGracePeriodSeconds'\n      operator: 'NotIn'\n      values:\n      - '0'\n"
+	return strings.Replace(stage, anchor, anchor+term, 1)
+}
+
+// readKWOKStages reads the stock stages from the kwok module in the module
+// cache, downloading it through the proxy if needed.
+func readKWOKStages() (map[string]string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", "sigs.k8s.io/kwok@"+KWOKVersion)
+	cmd.Dir = os.TempDir() // outside any module, so no go.mod or go.sum is touched
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("locating the kwok module: %w", err)
+	}
+	var mod struct{ Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" {
+		return nil, fmt.Errorf("go mod download did not say where sigs.k8s.io/kwok@%s is", KWOKVersion)
+	}
+	stages := map[string]string{}
+	for _, f := range kwokStageFiles {
+		data, err := os.ReadFile(filepath.Join(mod.Dir, f))
+		if err != nil {
+			return nil, err
+		}
+		stages[f] = string(data)
+	}
+	return stages, nil
+}

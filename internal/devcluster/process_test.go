@@ -1,0 +1,81 @@
+package devcluster
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestStartAndStopByPidfile(t *testing.T) {
+	c := &Config{StateDir: t.TempDir()}
+	sleep := component{name: "sleeper", bin: "/bin/sleep", args: []string{"600"}, addr: "-",
+		ready: func(context.Context) error { return nil }}
+	started, err := c.start(context.Background(), sleep, 5*time.Second)
+	if err != nil || !started {
+		t.Fatalf("start: %v %v", started, err)
+	}
+	pid, ok := c.runningPID("sleeper")
+	if !ok {
+		t.Fatal("not running after start")
+	}
+	if again, err := c.start(context.Background(), sleep, 5*time.Second); err != nil || again {
+		t.Errorf("second start: %v %v", again, err)
+	}
+	if !c.stop("sleeper", 5*time.Second) {
+		t.Error("stop found nothing to stop")
+	}
+	if processRuns(pid, "/bin/sleep") {
+		t.Error("still running after stop")
+	}
+	if _, err := os.Stat(c.pidFile("sleeper")); !os.IsNotExist(err) {
+		t.Errorf("pidfile left: %v", err)
+	}
+	if c.stop("sleeper", time.Second) {
+		t.Error("second stop claims it stopped something")
+	}
+}
+
+func TestStalePidfileOfAnotherProgramIsNotOurs(t *testing.T) {
+	c := &Config{StateDir: t.TempDir()}
+	// Our own pid runs the test binary, not the recorded one.
+	if err := writeFile(c.pidFile("etcd"), []byte(strings.Join([]string{strconv.Itoa(os.Getpid()), "/nonexistent/etcd", ""}, "\n")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.runningPID("etcd"); ok {
+		t.Error("a pid running another program counts as the component")
+	}
+}
+
+func TestStartReportsAnEarlyExitWithItsLog(t *testing.T) {
+	c := &Config{StateDir: t.TempDir()}
+	failing := component{name: "failing", bin: "/bin/sh", args: []string{"-c", "echo boom-from-component; exit 3"},
+		ready: func(context.Context) error { return errors.New("not yet") }}
+	_, err := c.start(context.Background(), failing, 10*time.Second)
+	if err == nil || !strings.Contains(err.Error(), "boom-from-component") {
+		t.Errorf("want the log in the error, got %v", err)
+	}
+	if _, ok := c.runningPID("failing"); ok {
+		t.Error("failed component still recorded as running")
+	}
+}
+
+func TestCheckFreeNamesTheBusyPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	comp := component{name: "kube-apiserver", listen: []listenAddr{{"tcp", addr}}}
+	if err := checkFree(comp); err == nil || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "kube-apiserver") {
+		t.Errorf("busy port: %v", err)
+	}
+	_ = ln.Close()
+	if err := checkFree(comp); err != nil {
+		t.Errorf("free port: %v", err)
+	}
+}

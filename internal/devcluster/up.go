@@ -1,0 +1,169 @@
+package devcluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// markerFile tells `down` that a state dir is ours to remove.
+const markerFile = ".muster-dev"
+
+// step is one component to start, with how long it may take to be ready.
+type step struct {
+	comp    component
+	timeout time.Duration
+	skip    bool
+}
+
+// Up builds what the cache lacks and starts the cluster. Components that
+// already run are left alone, so a second up is harmless (and completes a
+// half-started cluster). When up fails it stops what it started, and
+// removes the state dir too if no cluster was running before.
+func Up(ctx context.Context, c *Config) (err error) {
+	start := time.Now()
+	wasRunning := len(c.runningComponents()) > 0
+	bins, _, err := c.BinaryPaths()
+	if err != nil {
+		return err
+	}
+	if bins.ProcNode != "" && os.Geteuid() != 0 {
+		return errors.New("muster dev up must run as root: the process node gives every pod its own network namespace and mounts")
+	}
+	steps := c.steps(bins)
+	// All ports are checked before building and starting anything, so a
+	// clash fails fast and leaves nothing half-started.
+	for _, s := range steps {
+		if _, running := c.runningPID(s.comp.name); !s.skip && !running {
+			if err := checkFree(s.comp); err != nil {
+				return err
+			}
+		}
+	}
+	var started []string
+	// From here on, a failure cleans up.
+	defer func() {
+		if err == nil {
+			return
+		}
+		c.logf("up failed; cleaning up what it started")
+		if !wasRunning {
+			err = errors.Join(err, Down(context.WithoutCancel(ctx), c))
+			return
+		}
+		for i := len(started) - 1; i >= 0; i-- {
+			c.stop(started[i], 10*time.Second)
+		}
+	}()
+
+	if _, err := Build(ctx, c, BuildSet{ControlPlane: true, CoreDNS: true, KWOK: true, ProcNode: true, Operator: !c.NoOperator}); err != nil {
+		return err
+	}
+	if err := c.prepareState(); err != nil {
+		return err
+	}
+	for _, s := range steps {
+		if s.skip {
+			continue
+		}
+		ok, err := c.start(ctx, s.comp, s.timeout)
+		if err != nil {
+			return err
+		}
+		if ok {
+			started = append(started, s.comp.name)
+		}
+	}
+	if err := c.populate(ctx, bins); err != nil {
+		return err
+	}
+	c.logf("cluster up in %s; kubeconfig %s", since(start), c.Kubeconfig())
+	c.logf("use it with:  eval \"$(muster dev env)\"")
+	return nil
+}
+
+// steps are the components in start order.
+func (c *Config) steps(bins *Binaries) []step {
+	// The image map is given even with --no-operator, so a later up that
+	// installs the operator finds the process node ready for it.
+	operatorDir := filepath.Dir(bins.Operator)
+	_, kwokRuns := c.runningPID("kwok")
+	return []step{
+		{c.etcdComponent(bins.ControlPlane), 30 * time.Second, false},
+		{c.apiServerComponent(bins.ControlPlane), 90 * time.Second, false},
+		{c.controllerManagerComponent(bins.ControlPlane), 60 * time.Second, false},
+		{c.schedulerComponent(bins.ControlPlane), 60 * time.Second, false},
+		{c.dnsComponent(bins.CoreDNS), 60 * time.Second, false},
+		{c.procNodeComponent(bins.ProcNode, operatorDir), 60 * time.Second, bins.ProcNode == ""},
+		{c.kwokComponent(bins.KWOK), 30 * time.Second, c.FakeNodes <= 0 && !kwokRuns},
+	}
+}
+
+// populate creates the fake nodes and installs the operator.
+func (c *Config) populate(ctx context.Context, bins *Binaries) error {
+	if bins.ProcNode == "" {
+		c.logf("WARNING: tools/procnode has no main package yet: no process node, so no pod can run")
+	}
+	cs, err := c.clientset()
+	if err != nil {
+		return err
+	}
+	if c.FakeNodes >= 0 {
+		t := time.Now()
+		if err := reconcileFakeNodes(ctx, cs, c.FakeNodes, c.GPUsPerNode); err != nil {
+			return err
+		}
+		c.logf("%-24s %d with %d nvidia.com/gpu each, in %s", "fake nodes", c.FakeNodes, c.GPUsPerNode, since(t))
+	}
+	switch {
+	case c.NoOperator:
+		return nil
+	case bins.ProcNode == "":
+		c.logf("skipping the operator: it runs on the process node")
+		return nil
+	default:
+		return c.installOperator(ctx, bins.Kubectl(), cs, 3*time.Minute)
+	}
+}
+
+// prepareState writes what the processes read: certificates, kubeconfigs
+// and config files. Certificates are made once per state dir, so a second
+// up keeps talking to the cluster the first one started.
+func (c *Config) prepareState() error {
+	if err := os.MkdirAll(c.StateDir, 0o755); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(c.StateDir, markerFile), []byte("state of a `muster dev` cluster; `muster dev down` removes this folder\n"), 0o644); err != nil {
+		return err
+	}
+	if _, err := os.Stat(c.pki("ca.crt")); os.IsNotExist(err) {
+		ca, err := writePKI(c)
+		if err != nil {
+			return fmt.Errorf("writing certificates: %w", err)
+		}
+		if err := writeKubeconfigs(c, ca); err != nil {
+			return fmt.Errorf("writing kubeconfigs: %w", err)
+		}
+	}
+	stages, err := readKWOKStages()
+	if err != nil {
+		return err
+	}
+	kwokYAML, err := kwokConfig(stages)
+	if err != nil {
+		return err
+	}
+	for path, data := range map[string]string{
+		c.schedulerConfigFile(): c.schedulerConfig(),
+		c.corefilePath():        c.corefile(),
+		c.kwokConfigPath():      kwokYAML,
+	} {
+		if err := writeFile(path, []byte(data), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
