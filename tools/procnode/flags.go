@@ -1,0 +1,89 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+type options struct {
+	kubeconfig     string
+	nodeName       string
+	stateDir       string
+	podCIDR        string
+	apiServer      string
+	dns            string
+	imageMap       map[string]string
+	listen         string
+	cleanup        bool
+	forwards       []netsetup.Rule
+	capacity       corev1.ResourceList
+	restartBackoff time.Duration
+	logLevel       string
+}
+
+// repeated collects a repeatable flag.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
+
+func parseFlags(args []string) (*options, error) {
+	o := &options{imageMap: map[string]string{}}
+	fs := flag.NewFlagSet("muster-procnode", flag.ContinueOnError)
+	fs.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "admin kubeconfig")
+	fs.StringVar(&o.nodeName, "node-name", "muster-process-node", "name of the Node to register")
+	fs.StringVar(&o.stateDir, "state-dir", "/var/lib/muster-procnode", "directory for pod files, logs, volumes and claim folders")
+	fs.StringVar(&o.podCIDR, "pod-cidr", "10.244.0.0/24", "pod addresses (used only inside the node's network namespaces)")
+	fs.StringVar(&o.apiServer, "apiserver", "", "API server HOST:PORT on host loopback, forwarded into pods at 127.0.0.1:443 (default: from the kubeconfig)")
+	fs.StringVar(&o.dns, "dns", "", "cluster DNS HOST:PORT on host loopback, forwarded into pods at 127.0.0.1:53 (UDP and TCP)")
+	var images, forwards, capacity repeated
+	fs.Var(&images, "image-map", "IMAGE=DIR: containers with this image get DIR first in PATH (repeatable)")
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:10250", "kubelet API address (TLS, self-signed)")
+	fs.BoolVar(&o.cleanup, "cleanup", false, "remove namespaces and processes left by an earlier run of this node, then exit")
+	fs.Var(&forwards, "forward", "PORT=HOST:PORT: also forward 127.0.0.1:PORT (TCP) in every pod to a host address (repeatable)")
+	fs.Var(&capacity, "capacity", "NAME=QUANTITY: node capacity, e.g. nvidia.com/gpu=8 (repeatable; defaults cpu=64, memory=256Gi, pods=250)")
+	fs.DurationVar(&o.restartBackoff, "restart-backoff", 10*time.Second, "first crash-loop back-off (doubles up to 5m)")
+	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	for _, m := range images {
+		img, dir, ok := strings.Cut(m, "=")
+		if !ok || img == "" || dir == "" {
+			return nil, fmt.Errorf("--image-map %q: want IMAGE=DIR", m)
+		}
+		o.imageMap[img] = dir
+	}
+	for _, f := range forwards {
+		port, target, ok := strings.Cut(f, "=")
+		if !ok {
+			return nil, fmt.Errorf("--forward %q: want PORT=HOST:PORT", f)
+		}
+		o.forwards = append(o.forwards, netsetup.Rule{Proto: "tcp", Listen: "127.0.0.1:" + port, Target: target})
+	}
+	o.capacity = corev1.ResourceList{
+		corev1.ResourceCPU:              resource.MustParse("64"),
+		corev1.ResourceMemory:           resource.MustParse("256Gi"),
+		corev1.ResourcePods:             resource.MustParse("250"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
+	}
+	for _, c := range capacity {
+		name, qty, ok := strings.Cut(c, "=")
+		q, err := resource.ParseQuantity(qty)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("--capacity %q: want NAME=QUANTITY", c)
+		}
+		o.capacity[corev1.ResourceName(name)] = q
+	}
+	return o, nil
+}

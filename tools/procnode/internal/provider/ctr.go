@@ -1,0 +1,111 @@
+package provider
+
+import (
+	"time"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/logs"
+	"github.com/muster-dev/muster/tools/procnode/internal/proc"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ctr is the node's record of one container; guarded by podRun.mu.
+type ctr struct {
+	spec    corev1.Container
+	isInit  bool
+	sidecar bool // an init container with restartPolicy Always
+
+	restartCount int32
+	everStarted  bool // a previous attempt exists (also across node restarts)
+	state        corev1.ContainerState
+	last         corev1.ContainerState
+	started      bool
+	ready        bool
+	containerID  string
+	backoff      time.Duration
+	// final means the container will not run again (by its restart policy,
+	// or because it already finished before the node restarted).
+	final bool
+	cur   *attempt
+}
+
+// attempt is one run of a container's process.
+type attempt struct {
+	index    int32 // restart count at start; names the log file
+	proc     *proc.Process
+	logw     *logs.Writer
+	logPath  string
+	errFile  string
+	termFile string
+	env      []string
+	workDir  string
+}
+
+func newCtr(c corev1.Container, isInit bool, prev map[string]corev1.ContainerStatus) *ctr {
+	x := &ctr{spec: c, isInit: isInit}
+	x.sidecar = isInit && c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways
+	x.state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}
+	if !isInit {
+		x.state.Waiting.Reason = "PodInitializing"
+	}
+	if s, ok := prev[c.Name]; ok {
+		// The node restarted while the pod existed: continue its history.
+		x.restartCount = s.RestartCount
+		x.everStarted = s.State.Running != nil || s.State.Terminated != nil || s.LastTerminationState.Terminated != nil
+		x.last = s.LastTerminationState
+		if s.State.Terminated != nil {
+			x.last = s.State
+		}
+	}
+	return x
+}
+
+// resume decides, after a node restart, whether a main container that had
+// already run should run again under the pod's restart policy. It returns
+// false (and records why) for containers whose outcome is settled.
+func (c *ctr) resume(policy corev1.RestartPolicy, prev corev1.ContainerStatus, hadStatus bool) bool {
+	if !hadStatus || c.isInit {
+		return true
+	}
+	switch {
+	case prev.State.Terminated != nil:
+		if !shouldRestart(policy, prev.State.Terminated.ExitCode) {
+			c.state = prev.State
+			c.final = true
+			return false
+		}
+	case prev.State.Running != nil && policy == corev1.RestartPolicyNever:
+		// The process died with the previous node process and may not rerun.
+		c.state = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 137, Reason: "ContainerStatusUnknown",
+			Message:   "The container could not be located when the process node restarted",
+			StartedAt: prev.State.Running.StartedAt, FinishedAt: metav1.Now(),
+		}}
+		c.final = true
+		return false
+	}
+	return true
+}
+
+func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
+	switch policy {
+	case corev1.RestartPolicyNever:
+		return false
+	case corev1.RestartPolicyOnFailure:
+		return exitCode != 0
+	}
+	return true
+}
+
+const maxBackoff = 5 * time.Minute
+
+// nextBackoff returns the crash-loop delay before the next attempt and
+// doubles it for the one after; a long healthy run resets it.
+func (c *ctr) nextBackoff(initial time.Duration, ranFor time.Duration) time.Duration {
+	if c.backoff == 0 || ranFor > 10*time.Minute {
+		c.backoff = initial
+	}
+	d := c.backoff
+	c.backoff = min(c.backoff*2, maxBackoff)
+	return d
+}

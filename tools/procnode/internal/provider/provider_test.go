@@ -1,0 +1,138 @@
+package provider
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/podenv"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestShouldRestart(t *testing.T) {
+	cases := []struct {
+		policy corev1.RestartPolicy
+		code   int32
+		want   bool
+	}{
+		{corev1.RestartPolicyNever, 1, false},
+		{corev1.RestartPolicyOnFailure, 0, false},
+		{corev1.RestartPolicyOnFailure, 137, true},
+		{corev1.RestartPolicyAlways, 0, true},
+		{"", 0, true}, // the API defaults to Always
+	}
+	for _, c := range cases {
+		if got := shouldRestart(c.policy, c.code); got != c.want {
+			t.Errorf("shouldRestart(%s, %d) = %v", c.policy, c.code, got)
+		}
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	c := &ctr{}
+	var got []time.Duration
+	for range 8 {
+		got = append(got, c.nextBackoff(10*time.Second, time.Second))
+	}
+	want := []time.Duration{10, 20, 40, 80, 160, 300, 300, 300}
+	for i := range want {
+		if got[i] != want[i]*time.Second {
+			t.Fatalf("backoffs = %v", got)
+		}
+	}
+	if d := c.nextBackoff(10*time.Second, 11*time.Minute); d != 10*time.Second {
+		t.Errorf("a long run must reset the back-off, got %v", d)
+	}
+}
+
+func TestFinalEnv(t *testing.T) {
+	env := finalEnv([]podenv.Var{{Name: "A", Value: "1"}}, "/opt/img", "pod-0", false)
+	joined := strings.Join(env, "\n")
+	for _, want := range []string{"A=1", "PATH=/opt/img:", "HOME=/root", "HOSTNAME=pod-0"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("env lacks %q:\n%s", want, joined)
+		}
+	}
+	env = finalEnv([]podenv.Var{{Name: "PATH", Value: "/usr/bin"}, {Name: "HOME", Value: "/home/x"}}, "/opt/img", "p", false)
+	if env[0] != "PATH=/opt/img:/usr/bin" || env[1] != "HOME=/home/x" {
+		t.Errorf("explicit PATH/HOME: %v", env)
+	}
+}
+
+func TestResumeAfterNodeRestart(t *testing.T) {
+	running := corev1.ContainerStatus{Name: "c", RestartCount: 2,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}
+	done := corev1.ContainerStatus{Name: "c",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}}}
+	prev := map[string]corev1.ContainerStatus{"c": running}
+
+	c := newCtr(corev1.Container{Name: "c"}, false, prev)
+	if !c.everStarted || c.restartCount != 2 {
+		t.Fatalf("history not carried over: %+v", c)
+	}
+	if !c.resume(corev1.RestartPolicyAlways, running, true) {
+		t.Error("Always: a container that was running must run again")
+	}
+	c = newCtr(corev1.Container{Name: "c"}, false, prev)
+	if c.resume(corev1.RestartPolicyNever, running, true) || c.state.Terminated == nil ||
+		c.state.Terminated.Reason != "ContainerStatusUnknown" {
+		t.Errorf("Never: the lost process must be reported, got %+v", c.state)
+	}
+	c = newCtr(corev1.Container{Name: "c"}, false, map[string]corev1.ContainerStatus{"c": done})
+	if c.resume(corev1.RestartPolicyOnFailure, done, true) || !c.final {
+		t.Error("OnFailure: a completed container must stay completed")
+	}
+	if !newCtr(corev1.Container{Name: "c"}, false, nil).resume(corev1.RestartPolicyNever, corev1.ContainerStatus{}, false) {
+		t.Error("a new container must run")
+	}
+}
+
+func newTestRun(pod *corev1.Pod) *podRun {
+	return newPodRun(New(Config{StateDir: "/state"}), pod)
+}
+
+func TestSnapshotPhases(t *testing.T) {
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "a"}, {Name: "b"}}},
+		Status: corev1.PodStatus{QOSClass: corev1.PodQOSBurstable, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue}}},
+	}
+	r := newTestRun(pod)
+	if s := r.snapshot(); s.Status.Phase != corev1.PodPending || s.Status.HostIP != HostIP ||
+		s.Status.ContainerStatuses[0].State.Waiting == nil || s.Status.QOSClass != corev1.PodQOSBurstable {
+		t.Fatalf("new pod: %+v", s.Status)
+	}
+	r.sandbox.ready, r.initDone, r.podIP = true, true, "10.0.0.2"
+	r.mains[0].state = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+	r.mains[0].ready = true
+	s := r.snapshot()
+	if s.Status.Phase != corev1.PodRunning || s.Status.PodIP != "10.0.0.2" || cond(s, corev1.PodReady) != corev1.ConditionFalse {
+		t.Fatalf("one of two ready: %+v", s.Status)
+	}
+	if cond(s, corev1.PodScheduled) != corev1.ConditionTrue {
+		t.Error("the scheduler's condition must be kept")
+	}
+	r.mains[1].ready = true
+	if s := r.snapshot(); cond(s, corev1.PodReady) != corev1.ConditionTrue {
+		t.Fatalf("all ready: %+v", s.Status.Conditions)
+	}
+	for i, code := range []int32{0, 3} {
+		r.mains[i].ready = false
+		r.mains[i].state = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}
+	}
+	r.finalizeStatuses()
+	if s := r.snapshot(); s.Status.Phase != corev1.PodFailed || cond(s, corev1.PodReady) != corev1.ConditionFalse {
+		t.Fatalf("one failed: %+v", s.Status)
+	}
+}
+
+func cond(p *corev1.Pod, t corev1.PodConditionType) corev1.ConditionStatus {
+	for _, c := range p.Status.Conditions {
+		if c.Type == t {
+			return c.Status
+		}
+	}
+	return ""
+}

@@ -1,0 +1,241 @@
+// Package pvc is a tiny volume provisioner: it backs each claim of the
+// muster-local class (or without a class) with a host folder and a hostPath
+// PersistentVolume pre-bound to the claim, so kube-controller-manager's PV
+// binder completes the bind and the scheduler can place the claim's pods.
+package pvc
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/volume"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+const (
+	// ClassName is the storage class the node serves (and makes default).
+	ClassName = "muster-local"
+	// ProvisionerName names the node in the class and on its volumes.
+	ProvisionerName = "muster.dev/procnode"
+
+	annProvisionedBy = "pv.kubernetes.io/provisioned-by"
+	annNode          = "muster.dev/process-node"
+)
+
+// Provisioner watches claims and volumes.
+type Provisioner struct {
+	client   kubernetes.Interface
+	node     string
+	stateDir string
+	claims   corelisters.PersistentVolumeClaimLister
+	volumes  corelisters.PersistentVolumeLister
+	kick     chan struct{}
+}
+
+// Run ensures the storage class exists and reconciles until ctx ends.
+func Run(ctx context.Context, client kubernetes.Interface, node, stateDir string) error {
+	if err := ensureClass(ctx, client); err != nil {
+		return err
+	}
+	f := informers.NewSharedInformerFactory(client, 5*time.Minute)
+	p := &Provisioner{
+		client: client, node: node, stateDir: stateDir,
+		claims:  f.Core().V1().PersistentVolumeClaims().Lister(),
+		volumes: f.Core().V1().PersistentVolumes().Lister(),
+		kick:    make(chan struct{}, 1),
+	}
+	h := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { p.trigger() },
+		UpdateFunc: func(any, any) { p.trigger() },
+		DeleteFunc: func(any) { p.trigger() },
+	}
+	if _, err := f.Core().V1().PersistentVolumeClaims().Informer().AddEventHandler(h); err != nil {
+		return err
+	}
+	if _, err := f.Core().V1().PersistentVolumes().Informer().AddEventHandler(h); err != nil {
+		return err
+	}
+	f.Start(ctx.Done())
+	f.WaitForCacheSync(ctx.Done())
+	go p.loop(ctx)
+	return nil
+}
+
+func (p *Provisioner) trigger() {
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (p *Provisioner) loop(ctx context.Context) {
+	t := time.NewTicker(30 * time.Second)
+	defer t.Stop()
+	for {
+		if err := p.reconcile(ctx); err != nil {
+			log.Printf("provisioner: %v", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.kick:
+		case <-t.C:
+		}
+	}
+}
+
+func ensureClass(ctx context.Context, c kubernetes.Interface) error {
+	_, err := c.StorageV1().StorageClasses().Get(ctx, ClassName, metav1.GetOptions{})
+	if err == nil || !apierrors.IsNotFound(err) {
+		return err
+	}
+	reclaim := corev1.PersistentVolumeReclaimDelete
+	mode := storagev1.VolumeBindingImmediate
+	sc := &storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        ClassName,
+			Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"},
+		},
+		Provisioner:       ProvisionerName,
+		ReclaimPolicy:     &reclaim,
+		VolumeBindingMode: &mode,
+	}
+	_, err = c.StorageV1().StorageClasses().Create(ctx, sc, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// ours reports whether the node should provision the claim.
+func ours(c *corev1.PersistentVolumeClaim) bool {
+	sc := c.Spec.StorageClassName
+	return sc == nil || *sc == "" || *sc == ClassName
+}
+
+func volumeName(c *corev1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }
+
+func (p *Provisioner) reconcile(ctx context.Context) error {
+	claims, err := p.claims.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	current := map[string]*corev1.PersistentVolumeClaim{}
+	for _, c := range claims {
+		current[c.Namespace+"/"+c.Name] = c
+	}
+	for _, c := range claims {
+		if !ours(c) || c.Spec.VolumeName != "" || c.DeletionTimestamp != nil {
+			continue
+		}
+		if _, err := p.volumes.Get(volumeName(c)); err == nil {
+			continue
+		}
+		if err := p.provision(ctx, c); err != nil {
+			log.Printf("provisioner: claim %s/%s: %v", c.Namespace, c.Name, err)
+		}
+	}
+	pvs, err := p.volumes.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	for _, pv := range pvs {
+		if pv.Annotations[annProvisionedBy] != ProvisionerName || pv.Annotations[annNode] != p.node || pv.Spec.ClaimRef == nil {
+			continue
+		}
+		ref := pv.Spec.ClaimRef
+		c := current[ref.Namespace+"/"+ref.Name]
+		if c != nil && c.UID == ref.UID {
+			continue
+		}
+		// The claim is gone: delete its volume, and its data unless a new
+		// claim of the same name already uses the folder.
+		err := p.client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			log.Printf("provisioner: deleting %s: %v", pv.Name, err)
+			continue
+		}
+		if c == nil && pv.Spec.HostPath != nil && p.inStateDir(pv.Spec.HostPath.Path) {
+			if err := os.RemoveAll(pv.Spec.HostPath.Path); err != nil {
+				log.Printf("provisioner: removing %s: %v", pv.Spec.HostPath.Path, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Provisioner) inStateDir(path string) bool {
+	base := filepath.Join(p.stateDir, "pvc") + string(filepath.Separator)
+	return strings.HasPrefix(filepath.Clean(path), base)
+}
+
+func (p *Provisioner) provision(ctx context.Context, c *corev1.PersistentVolumeClaim) error {
+	dir := volume.ClaimDir(p.stateDir, c.Namespace, c.Name)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return err
+	}
+	_ = os.Chmod(dir, 0o777) // any runAsUser may write, as with emptyDir
+	size, ok := c.Spec.Resources.Requests[corev1.ResourceStorage]
+	if !ok {
+		size = resource.MustParse("1Gi")
+	}
+	modes := c.Spec.AccessModes
+	if len(modes) == 0 {
+		modes = []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}
+	}
+	class := ""
+	if c.Spec.StorageClassName != nil {
+		class = *c.Spec.StorageClassName
+	}
+	fsMode := corev1.PersistentVolumeFilesystem
+	dirType := corev1.HostPathDirectoryOrCreate
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        volumeName(c),
+			Annotations: map[string]string{annProvisionedBy: ProvisionerName, annNode: p.node},
+		},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
+			AccessModes:                   modes,
+			PersistentVolumeReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			StorageClassName:              class,
+			VolumeMode:                    &fsMode,
+			PersistentVolumeSource: corev1.PersistentVolumeSource{
+				HostPath: &corev1.HostPathVolumeSource{Path: dir, Type: &dirType},
+			},
+			ClaimRef: &corev1.ObjectReference{
+				Kind: "PersistentVolumeClaim", APIVersion: "v1",
+				Namespace: c.Namespace, Name: c.Name, UID: c.UID,
+			},
+			// The folder exists on this node only.
+			NodeAffinity: &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{
+				NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{
+					Key: "kubernetes.io/hostname", Operator: corev1.NodeSelectorOpIn, Values: []string{p.node},
+				}}}},
+			}},
+		},
+	}
+	_, err := p.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("creating volume: %w", err)
+	}
+	log.Printf("provisioner: created %s for claim %s/%s at %s", pv.Name, c.Namespace, c.Name, dir)
+	return nil
+}

@@ -1,0 +1,232 @@
+package shim
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// fsMaker creates mount points without touching the host's filesystem. When
+// a mount target does not exist, its nearest existing ancestor is "shadowed":
+// a tmpfs that mirrors the ancestor's entries through bind mounts is moved on
+// top of it, and the missing path is created inside that tmpfs. The host
+// never sees the new directories, and they vanish with the container.
+type fsMaker struct {
+	scratch string
+	n       int
+	owned   map[string]bool // directories we created or shadowed (safe to write)
+}
+
+func (m *fsMaker) bind(mt Mount) error {
+	st, err := os.Stat(mt.Source)
+	if err != nil {
+		return err
+	}
+	if err := m.ensure(mt.Target, st.IsDir()); err != nil {
+		return err
+	}
+	if err := unix.Mount(mt.Source, mt.Target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+		return err
+	}
+	if !mt.ReadOnly {
+		return nil
+	}
+	// A read-only bind needs a remount; keep the flags the source already had.
+	var sfs unix.Statfs_t
+	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
+	if unix.Statfs(mt.Target, &sfs) == nil {
+		for _, f := range []struct{ st, ms int }{
+			{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+			{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
+		} {
+			if int(sfs.Flags)&f.st != 0 {
+				flags |= uintptr(f.ms)
+			}
+		}
+	}
+	return unix.Mount("", mt.Target, "", flags, "")
+}
+
+// ensure makes path exist as a directory (dir) or a file.
+func (m *fsMaker) ensure(path string, dir bool) error {
+	path = filepath.Clean(path)
+	if st, err := os.Stat(path); err == nil {
+		if st.IsDir() != dir {
+			return fmt.Errorf("%s exists but is a %s", path, kind(st.IsDir()))
+		}
+		return nil
+	}
+	anc := path
+	for {
+		anc = filepath.Dir(anc)
+		if _, err := os.Stat(anc); err == nil {
+			break
+		}
+	}
+	rest, err := filepath.Rel(anc, path)
+	if err != nil {
+		return err
+	}
+	real, err := filepath.EvalSymlinks(anc)
+	if err != nil {
+		return err
+	}
+	if !m.owned[real] {
+		if err := m.shadow(real); err != nil {
+			return fmt.Errorf("shadowing %s: %w", real, err)
+		}
+	}
+	// Every component below real is new, hence inside our tmpfs.
+	parts := strings.Split(rest, string(filepath.Separator))
+	cur := real
+	for i, p := range parts {
+		cur = filepath.Join(cur, p)
+		last := i == len(parts)-1
+		if last && !dir {
+			f, err := os.OpenFile(cur, os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				return err
+			}
+			return f.Close()
+		}
+		if err := os.Mkdir(cur, 0o755); err != nil && !os.IsExist(err) {
+			return err
+		}
+		m.owned[cur] = true
+	}
+	return nil
+}
+
+func kind(isDir bool) string {
+	if isDir {
+		return "directory"
+	}
+	return "file"
+}
+
+// shadow replaces dir, in this mount namespace only, with a writable tmpfs
+// that shows the same entries.
+func (m *fsMaker) shadow(dir string) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	s := filepath.Join(m.scratch, fmt.Sprintf("shadow%d", m.n))
+	m.n++
+	if err := os.MkdirAll(s, 0o755); err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", s, "tmpfs", 0, "mode=0755"); err != nil {
+		return err
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		_ = os.Chown(s, int(sys.Uid), int(sys.Gid))
+	}
+	_ = os.Chmod(s, st.Mode().Perm()|st.Mode()&os.ModeSticky)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		src, dst := filepath.Join(dir, e.Name()), filepath.Join(s, e.Name())
+		lst, err := os.Lstat(src)
+		if err != nil {
+			continue // vanished meanwhile
+		}
+		switch {
+		case lst.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(src)
+			if err != nil {
+				return err
+			}
+			if err := os.Symlink(target, dst); err != nil {
+				return err
+			}
+		case lst.IsDir():
+			if err := os.Mkdir(dst, 0o755); err != nil {
+				return err
+			}
+			if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+				return err
+			}
+		default:
+			f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644)
+			if err != nil {
+				return err
+			}
+			f.Close()
+			if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
+				return err
+			}
+		}
+	}
+	if dir == "/" {
+		// Mounting over "/" does not change our root; enter the new mount
+		// through the working directory and make it the root (as switch_root does).
+		if err := os.Chdir(s); err != nil {
+			return err
+		}
+		if err := unix.Mount(s, "/", "", unix.MS_MOVE, ""); err != nil {
+			return err
+		}
+		if err := unix.Chroot("."); err != nil {
+			return err
+		}
+		if err := os.Chdir("/"); err != nil {
+			return err
+		}
+	} else if err := unix.Mount(s, dir, "", unix.MS_MOVE, ""); err != nil {
+		return err
+	}
+	m.owned[dir] = true
+	return nil
+}
+
+// detachNamespaceMounts lazily unmounts every nsfs mount in this mount
+// namespace.
+func detachNamespaceMounts() {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return
+	}
+	var targets []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// Fields: id parent major:minor root mountpoint opts [optional...] - fstype source superopts
+		fields := strings.Fields(sc.Text())
+		for i, fld := range fields {
+			if fld == "-" && i+1 < len(fields) && fields[i+1] == "nsfs" && len(fields) > 4 {
+				targets = append(targets, unescapeMountPath(fields[4]))
+			}
+		}
+	}
+	f.Close()
+	for i := len(targets) - 1; i >= 0; i-- {
+		_ = unix.Unmount(targets[i], unix.MNT_DETACH)
+	}
+}
+
+// unescapeMountPath decodes the octal escapes (\040 for space…) of mountinfo.
+func unescapeMountPath(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var v int
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%o", &v); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

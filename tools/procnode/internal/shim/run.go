@@ -1,0 +1,226 @@
+package shim
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// startError is a failure to start the container, with its exit code.
+type startError struct {
+	code int
+	msg  string
+}
+
+func (e *startError) Error() string { return e.msg }
+
+func fail(code int, format string, a ...any) error {
+	return &startError{code: code, msg: fmt.Sprintf(format, a...)}
+}
+
+// Main runs the shim; args are the arguments after "shim". It only returns
+// by exiting: on success the process image is replaced by the command.
+func Main(args []string) {
+	// Namespace switches below apply to this OS thread, which then execs.
+	runtime.LockOSThread()
+	if len(args) != 2 || args[0] != "--spec" {
+		fmt.Fprintln(os.Stderr, "usage: muster-procnode shim --spec FILE")
+		os.Exit(2)
+	}
+	spec, err := readSpec(args[1])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "procnode shim: reading spec: %v\n", err)
+		os.Exit(ExitSetupFailed)
+	}
+	// Opened now: after the mounts its path may show something else.
+	var errFile *os.File
+	if spec.ErrorFile != "" {
+		errFile, _ = os.OpenFile(spec.ErrorFile, os.O_WRONLY|os.O_TRUNC, 0)
+	}
+	err = run(spec)
+	code := ExitSetupFailed
+	var se *startError
+	if errors.As(err, &se) {
+		code = se.code
+	}
+	fmt.Fprintf(os.Stderr, "%v\n", err)
+	if errFile != nil {
+		_, _ = errFile.WriteString(err.Error())
+	}
+	os.Exit(code)
+}
+
+func run(s *Spec) error {
+	if len(s.Argv) == 0 {
+		return fail(ExitNotFound, "no command given: the process node cannot read an image's entrypoint, set command in the pod spec")
+	}
+	if s.NetNS != "" {
+		if err := joinNetNS(s.NetNS); err != nil {
+			return fail(ExitSetupFailed, "joining pod network namespace: %v", err)
+		}
+	}
+	// The clone gave us a copy of the host's mounts; keep our changes private.
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fail(ExitSetupFailed, "making mounts private: %v", err)
+	}
+	// Copies of network-namespace handles (/run/netns/*) would keep other
+	// pods' namespaces alive for as long as this container runs.
+	detachNamespaceMounts()
+
+	// Resolve every host path before the first mount changes the view:
+	// a source under /tmp must be the host's, not the private /tmp.
+	scratch, err := pinPath(s.ScratchDir)
+	if err != nil {
+		return fail(ExitSetupFailed, "scratch dir: %v", err)
+	}
+	fm := &fsMaker{scratch: scratch, owned: map[string]bool{}}
+	mounts := append([]Mount(nil), s.Mounts...)
+	if s.TmpDir != "" {
+		mounts = append(mounts, Mount{Source: s.TmpDir, Target: "/tmp"})
+	}
+	for i := range mounts {
+		p, err := pinPath(mounts[i].Source)
+		if err != nil {
+			if mounts[i].Optional {
+				continue
+			}
+			return fail(ExitSetupFailed, "volume source %s: %v", mounts[i].Source, err)
+		}
+		mounts[i].Source = p
+	}
+	// Parents before children, so a nested mount lands on top.
+	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].Target) < depth(mounts[j].Target) })
+	for _, m := range mounts {
+		if err := fm.bind(m); err != nil {
+			if m.Optional {
+				fmt.Fprintf(os.Stderr, "procnode shim: skipping %s: %v\n", m.Target, err)
+				continue
+			}
+			return fail(ExitSetupFailed, "mounting %s at %s: %v", m.Source, m.Target, err)
+		}
+		if m.Target == "/tmp" {
+			fm.owned["/tmp"] = true // our own directory: safe to create mount points in
+		}
+	}
+	if s.Hostname != "" {
+		if err := unix.Sethostname([]byte(s.Hostname)); err != nil {
+			return fail(ExitSetupFailed, "setting hostname: %v", err)
+		}
+	}
+	wd := s.WorkingDir
+	if wd == "" {
+		wd = "/"
+	}
+	if err := fm.ensure(wd, true); err != nil {
+		return fail(ExitSetupFailed, "preparing workingDir %s: %v", wd, err)
+	}
+	if err := os.Chdir(wd); err != nil {
+		return fail(ExitSetupFailed, "chdir %s: %v", wd, err)
+	}
+	path, err := resolveCommand(s.Argv[0], envValue(s.Env, "PATH"), s.MappedDir)
+	if err != nil {
+		return err
+	}
+	if err := setCredentials(s); err != nil {
+		return fail(ExitSetupFailed, "setting user: %v", err)
+	}
+	err = syscall.Exec(path, s.Argv, s.Env)
+	if errors.Is(err, syscall.EACCES) || errors.Is(err, syscall.ENOEXEC) {
+		return fail(ExitNotExecutable, "exec: %q: %v", s.Argv[0], err)
+	}
+	return fail(ExitNotFound, "exec: %q: %v", s.Argv[0], err)
+}
+
+// pinPath opens path (O_PATH, kept open until exec, which closes it) and
+// returns a /proc/self/fd name for it that keeps pointing at the same
+// directory or file whatever is mounted later.
+func pinPath(path string) (string, error) {
+	fd, err := unix.Open(path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("/proc/self/fd/%d", fd), nil
+}
+
+func joinNetNS(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
+}
+
+func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
+
+func setCredentials(s *Spec) error {
+	if s.GID != nil {
+		if err := syscall.Setgroups(nil); err != nil {
+			return err
+		}
+		if err := syscall.Setgid(int(*s.GID)); err != nil {
+			return err
+		}
+	}
+	if s.UID != nil {
+		return syscall.Setuid(int(*s.UID))
+	}
+	return nil
+}
+
+func envValue(env []string, name string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// resolveCommand finds the executable like execvp would, using the
+// container's PATH rather than the node's.
+func resolveCommand(name, pathEnv, mappedDir string) (string, error) {
+	if strings.Contains(name, "/") {
+		if _, err := os.Stat(name); err == nil {
+			return name, nil
+		}
+		if mappedDir != "" && filepath.IsAbs(name) {
+			alt := filepath.Join(mappedDir, filepath.Base(name))
+			if isExecutable(alt) {
+				return alt, nil
+			}
+		}
+		return "", fail(ExitNotFound, "exec: %q: no such file or directory", name)
+	}
+	sawNonExec := false
+	for _, dir := range filepath.SplitList(pathEnv) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		st, err := os.Stat(p)
+		if err != nil || st.IsDir() {
+			continue
+		}
+		if st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+		sawNonExec = true
+	}
+	if sawNonExec {
+		return "", fail(ExitNotExecutable, "exec: %q: permission denied", name)
+	}
+	return "", fail(ExitNotFound, "exec: %q: executable file not found in $PATH", name)
+}
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
+}

@@ -1,0 +1,70 @@
+// Package shim is the first code a container process runs. The node starts
+// its own binary as "muster-procnode shim --spec FILE" in fresh mount and UTS
+// namespaces (Go cannot run code between fork and exec); the shim joins the
+// pod's network namespace, mounts the container's volumes, sets the hostname
+// and working directory, and then execs the real command in place.
+package shim
+
+import (
+	"encoding/json"
+	"os"
+)
+
+// Mount is a bind mount made inside the container's mount namespace.
+type Mount struct {
+	Source   string `json:"source"`
+	Target   string `json:"target"`
+	ReadOnly bool   `json:"readOnly,omitempty"`
+	// Optional mounts are skipped when the target cannot be prepared.
+	Optional bool `json:"optional,omitempty"`
+}
+
+// Spec is what the node passes to the shim, as a JSON file.
+type Spec struct {
+	NetNS      string   `json:"netns,omitempty"`    // network namespace file; "" keeps the host's
+	Hostname   string   `json:"hostname,omitempty"` // set when the UTS namespace is private
+	Mounts     []Mount  `json:"mounts,omitempty"`
+	WorkingDir string   `json:"workingDir,omitempty"`
+	Argv       []string `json:"argv"`
+	Env        []string `json:"env"`
+	// MappedDir is the --image-map directory of the container's image; an
+	// absolute command missing on the host is looked up there by base name.
+	MappedDir string `json:"mappedDir,omitempty"`
+	UID       *int64 `json:"uid,omitempty"`
+	GID       *int64 `json:"gid,omitempty"`
+	// ScratchDir holds the tmpfs mounts used to create mount points.
+	ScratchDir string `json:"scratchDir"`
+	// TmpDir, if set, is mounted at /tmp so containers do not share the
+	// host's /tmp (as they would not share it on a real node).
+	TmpDir string `json:"tmpDir,omitempty"`
+	// ErrorFile receives the reason when the container cannot be started.
+	ErrorFile string `json:"errorFile"`
+}
+
+// Exit codes of a container that could not be started, following the shell:
+// 127 for a command that does not exist, 126 for one that cannot be run.
+const (
+	ExitNotFound      = 127
+	ExitNotExecutable = 126
+	ExitSetupFailed   = 128
+)
+
+// WriteSpec stores a spec readable only by root: it holds the environment,
+// which may contain secrets. The shim deletes it once read.
+func WriteSpec(path string, s *Spec) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
+}
+
+func readSpec(path string) (*Spec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	_ = os.Remove(path)
+	var s Spec
+	return &s, json.Unmarshal(b, &s)
+}
