@@ -59,6 +59,9 @@ func runSuite(m *testing.M) int {
 	var err error
 	if cfg, err = env.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "starting envtest:", err)
+		// Start leaves etcd and the API server running when, say, the CRDs
+		// fail to install.
+		_ = env.Stop()
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
