@@ -93,9 +93,10 @@ func preflight() error {
 	if os.Geteuid() != 0 {
 		return fmt.Errorf("must run as root: the process node gives every pod its own network namespace")
 	}
-	// The pods run the host's python3.
-	if _, err := exec.LookPath("python3"); err != nil {
-		return fmt.Errorf("python3 is missing (make deps installs it): %w", err)
+	// The pods run the host's python3, and the training examples Debian's
+	// torch.
+	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
+		return fmt.Errorf("/usr/bin/python3 with torch is missing (make deps installs python3-torch): %w", err)
 	}
 	return nil
 }

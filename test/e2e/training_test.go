@@ -1,0 +1,227 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/demo"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+const jobTimeout = 3 * time.Minute
+
+func jobClient(g gomega.Gomega) client.Client {
+	scheme := runtime.NewScheme()
+	g.Expect(clientgoscheme.AddToScheme(scheme)).To(gomega.Succeed())
+	g.Expect(musterv1.AddToScheme(scheme)).To(gomega.Succeed())
+	cfg, err := cluster.RESTConfig()
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	return c
+}
+
+// python makes the last role run a python3 script on the host's python.
+func python(script string, args ...string) func(*corev1.PodTemplateSpec) {
+	return func(p *corev1.PodTemplateSpec) {
+		p.Spec.TerminationGracePeriodSeconds = new(int64(5))
+		p.Spec.Containers[0].Image = image
+		p.Spec.Containers[0].Command = append([]string{"/usr/bin/python3", "-c", script}, args...)
+	}
+}
+
+func waitJob(g gomega.Gomega, c client.Client, ns, name string, check func(g gomega.Gomega, j *musterv1.TrainingJob)) *musterv1.TrainingJob {
+	job := &musterv1.TrainingJob{}
+	g.Eventually(func(g gomega.Gomega) {
+		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, job)).To(gomega.Succeed())
+		check(g, job)
+	}, jobTimeout, 500*time.Millisecond).Should(gomega.Succeed())
+	return job
+}
+
+func phaseIs(p musterv1.JobPhase) func(g gomega.Gomega, j *musterv1.TrainingJob) {
+	return func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Phase).To(gomega.Equal(p), "status: %+v", j.Status)
+	}
+}
+
+// TestElasticDemo is `make demo`'s scenario: real torchrun workers scaled
+// 4 -> 2 -> 3, each new world resuming from the last checkpoint, until the
+// job succeeds.
+func TestElasticDemo(t *testing.T) {
+	g := gomega.NewWithT(t)
+	ns := newNamespace(t, g)
+	cfg, err := cluster.RESTConfig()
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	bins, _, err := cluster.BinaryPaths()
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	rep, err := demo.Run(context.Background(), cfg, demo.Options{
+		Out: testWriter{t}, Namespace: ns, Kubectl: bins.Kubectl(), Kubeconfig: cluster.Kubeconfig(),
+		Example: filepath.Join(cluster.Root, "examples", "pytorch-elastic"),
+	})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(rep.Progress.Worlds).To(gomega.Equal([]int{4, 2, 3}))
+	g.Expect(rep.Progress.Resumes).To(gomega.HaveLen(2))
+	g.Expect(rep.Progress.Resumes[0]).To(gomega.BeNumerically(">", 0), "the world of 2 resumed from a checkpoint")
+	g.Expect(rep.Progress.Resumes[1]).To(gomega.BeNumerically(">", rep.Progress.Resumes[0]), "the world of 3 resumed from a later one")
+	g.Expect(rep.Progress.Finished).To(gomega.BeTrue())
+	g.Expect(rep.Phase).To(gomega.Equal(musterv1.PhaseSucceeded))
+	g.Expect(rep.Completion).To(gomega.Equal("SucceededTaskCount 1 has reached MinSucceededTaskCount 1 in role worker"))
+}
+
+// hostPID finds the host process of a pod's container by a marker in its
+// command line.
+func hostPID(g gomega.Gomega, marker string) int {
+	var pid int
+	g.Eventually(func() error {
+		out, err := exec.Command("pgrep", "-f", marker).Output()
+		if err != nil {
+			return fmt.Errorf("no process with %q yet", marker)
+		}
+		pid, err = strconv.Atoi(strings.Fields(string(out))[0])
+		return err
+	}, 30*time.Second, 200*time.Millisecond).Should(gomega.Succeed())
+	return pid
+}
+
+// A worker killed with SIGKILL is replaced (exit 137 is retryable under
+// ExitCode) and the job keeps running.
+func TestSIGKILLedWorkerIsRecovered(t *testing.T) {
+	g := gomega.NewWithT(t)
+	c := jobClient(g)
+	ns := newNamespace(t, g)
+	marker := "muster-e2e-kill-" + ns
+	job := testutil.MakeJob("kill", ns).Role("worker", 2).
+		Template(python("import time; time.sleep(600)", marker+"-{{MUSTER_TASK_INDEX}}")).Obj()
+	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
+	before := waitJob(g, c, ns, "kill", phaseIs(musterv1.PhaseRunning))
+	oldUID := before.Status.Roles[0].Tasks[1].PodUID
+
+	g.Expect(syscall.Kill(hostPID(g, marker+"-1"), syscall.SIGKILL)).To(gomega.Succeed())
+	got := waitJob(g, c, ns, "kill", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		task := j.Status.Roles[0].Tasks[1]
+		g.Expect(task.PodUID).NotTo(gomega.Equal(oldUID))
+		g.Expect(j.Status.Phase).To(gomega.Equal(musterv1.PhaseRunning))
+	})
+	task := got.Status.Roles[0].Tasks[1]
+	g.Expect(task.LastExit.Code).To(gomega.Equal(int32(137)))
+	g.Expect(task.Restarts).To(gomega.Equal(int32(1)))
+	g.Expect(got.Status.Restarts.Accountable).To(gomega.Equal(int32(1)))
+}
+
+// A master exiting 1 fails a PyTorch job at once, and the trigger says so.
+func TestFailingMasterFailsTheJob(t *testing.T) {
+	g := gomega.NewWithT(t)
+	c := jobClient(g)
+	ns := newNamespace(t, g)
+	job := testutil.MakeJob("mf", ns).PyTorch().
+		Role("master", 1).Template(python("import sys, time; time.sleep(2); sys.exit(1)")).
+		Role("worker", 2).Template(python("import time; time.sleep(600)")).Obj()
+	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
+	got := waitJob(g, c, ns, "mf", phaseIs(musterv1.PhaseFailed))
+	comp := got.Status.Completion
+	g.Expect(comp.Reason).To(gomega.Equal(musterv1.ReasonPermanentExitCode))
+	g.Expect(comp.Role).To(gomega.Equal("master"))
+	g.Expect(*comp.Index).To(gomega.Equal(int32(0)))
+	g.Expect(*comp.ExitCode).To(gomega.Equal(int32(1)))
+	g.Expect(comp.Message).To(gomega.ContainSubstring("mf-master-0"))
+	g.Eventually(podGone(ns, "mf-worker-0"), 60*time.Second, 500*time.Millisecond).Should(gomega.BeTrue(), "running workers are stopped")
+}
+
+// Debug mode runs `sleep inf` instead of the command, so the pod stays up
+// for a user to exec into.
+func TestDebugModePodsSleep(t *testing.T) {
+	g := gomega.NewWithT(t)
+	c := jobClient(g)
+	ns := newNamespace(t, g)
+	job := testutil.MakeJob("dbg", ns).Role("worker", 1).Template(python("import sys; sys.exit(3)")).
+		Debug(musterv1.DebugPolicy{}).Obj()
+	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
+	waitJob(g, c, ns, "dbg", phaseIs(musterv1.PhaseRunning))
+	g.Consistently(func() corev1.PodPhase { return getPod(g, ns, "dbg-worker-0").Status.Phase }, 3*time.Second, 500*time.Millisecond).
+		Should(gomega.Equal(corev1.PodRunning))
+	g.Expect(getPod(g, ns, "dbg-worker-0").Spec.Containers[0].Command).To(gomega.Equal([]string{"sleep", "inf"}))
+}
+
+const counter = `
+import os, time
+path = "/ckpt/step"
+start = int(open(path).read()) if os.path.exists(path) else 0
+print(f"resumed at {start}" if start else "started", flush=True)
+for i in range(start, 16):
+    time.sleep(0.5)
+    with open(path + ".tmp", "w") as f:
+        f.write(str(i + 1))
+    os.replace(path + ".tmp", path)
+    print(f"step {i + 1}", flush=True)
+`
+
+// Suspending deletes the pods and keeps the job; resuming recreates them,
+// and the program continues from its checkpoint on the shared volume.
+func TestSuspendThenResumeContinuesFromCheckpoint(t *testing.T) {
+	g := gomega.NewWithT(t)
+	c := jobClient(g)
+	ns := newNamespace(t, g)
+	ctx := context.Background()
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "ckpt", Namespace: ns},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	g.Expect(c.Create(ctx, pvc)).To(gomega.Succeed())
+	job := testutil.MakeJob("pause", ns).Role("worker", 1).Template(func(p *corev1.PodTemplateSpec) {
+		python(counter)(p)
+		p.Spec.Volumes = []corev1.Volume{{Name: "ckpt", VolumeSource: corev1.VolumeSource{
+			PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "ckpt"}}}}
+		p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "ckpt", MountPath: "/ckpt"}}
+	}).Obj()
+	g.Expect(c.Create(ctx, job)).To(gomega.Succeed())
+	g.Eventually(func() string { out, _ := logs(ns, "pause-worker-0"); return out }, jobTimeout, 500*time.Millisecond).
+		Should(gomega.ContainSubstring("step 3"))
+
+	setSuspend := func(s bool) {
+		patch := fmt.Appendf(nil, `{"spec":{"run":{"suspend":%t}}}`, s)
+		g.Expect(c.Patch(ctx, &musterv1.TrainingJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pause"}},
+			client.RawPatch("application/merge-patch+json", patch))).To(gomega.Succeed())
+	}
+	setSuspend(true)
+	waitJob(g, c, ns, "pause", phaseIs(musterv1.PhaseSuspended))
+	g.Eventually(podGone(ns, "pause-worker-0"), 60*time.Second, 500*time.Millisecond).Should(gomega.BeTrue())
+
+	setSuspend(false)
+	got := waitJob(g, c, ns, "pause", phaseIs(musterv1.PhaseSucceeded))
+	out, err := logs(ns, "pause-worker-0")
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	var resumed int
+	_, err = fmt.Sscanf(out[strings.Index(out, "resumed at "):], "resumed at %d", &resumed)
+	g.Expect(err).NotTo(gomega.HaveOccurred(), "log: %s", out)
+	g.Expect(resumed).To(gomega.BeNumerically(">=", 3))
+	g.Expect(out).To(gomega.ContainSubstring("step 16"))
+	g.Expect(got.Status.Restarts.Total).To(gomega.BeZero(), "a suspension is not a restart")
+}
+
+// testWriter sends the demo's progress lines to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
