@@ -87,9 +87,17 @@ deps: ## Install the system packages the local cluster and the examples need.
 
 ##@ Try it
 
+.PHONY: dev-up
+dev-up: deps ## Start the local cluster (root). Then: eval "$$(go run ./cmd/muster dev env)"
+	go run ./cmd/muster dev up $(DEV_FLAGS)
+
+.PHONY: dev-down
+dev-down: ## Stop the local cluster and remove its state.
+	go run ./cmd/muster dev down
+
 .PHONY: demo
 demo: deps ## Start a local cluster, run the elastic PyTorch example (4 -> 2 -> 3 workers), clean up.
-	go run ./cmd/muster demo
+	go run ./cmd/muster demo $(DEMO_FLAGS)
 
 .PHONY: bench
 bench: ## Benchmarks; writes a report under _output/bench.
