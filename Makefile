@@ -47,8 +47,9 @@ vet: ## Run go vet.
 	@for m in $(TOOL_MODULES); do [ -f $$m/go.mod ] && (cd $$m && go vet ./...) || true; done
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint.
+lint: $(GOLANGCI_LINT) ## Run golangci-lint on every module.
 	$(GOLANGCI_LINT) run ./...
+	@for m in $(TOOL_MODULES); do (cd $$m && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...); done
 
 .PHONY: verify
 verify: generate manifests fmt vet lint ## Regenerate, lint, and fail if anything generated or formatted differs from git.

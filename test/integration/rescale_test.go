@@ -35,10 +35,6 @@ func (e *env) rescale(job string, replicas, minFailed int32) {
 	e.g.Expect(k8s.Patch(e.ctx(), obj, client.RawPatch("application/json-patch+json", []byte(patch)))).To(gomega.Succeed())
 }
 
-func (e *env) tasks(job string) []musterv1.TaskStatus {
-	return e.get(job).Status.Roles[0].Tasks
-}
-
 func (e *env) notFailed(job string) {
 	e.t.Helper()
 	e.g.Expect(e.get(job).Status.Phase).NotTo(gomega.BeElementOf(musterv1.PhaseFailed, musterv1.PhaseSucceeded))
@@ -63,7 +59,9 @@ func TestRescaleBasic(t *testing.T) {
 	for _, name := range []string{"a-a-2", "a-a-3"} {
 		e.exit(e.pod(name), 1, "Error")
 	}
-	e.eventuallyJob("a", func(g gomega.Gomega, j *musterv1.TrainingJob) { g.Expect(j.Status.Roles[0].Failed).To(gomega.Equal(int32(2))) })
+	e.eventuallyJob("a", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Roles[0].Failed).To(gomega.Equal(int32(2)))
+	})
 	e.rescale("a", 2, 2)
 	e.eventuallyJob("a", func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(j.Status.Roles[0].Tasks[2].DeletionPending).To(gomega.BeTrue())
@@ -73,7 +71,9 @@ func TestRescaleBasic(t *testing.T) {
 	e.g.Eventually(func() bool { return e.pod("a-a-3").DeletionTimestamp != nil }, timeout, interval).Should(gomega.BeTrue())
 	e.release("a-a-2")
 	e.release("a-a-3")
-	e.eventuallyJob("a", func(g gomega.Gomega, j *musterv1.TrainingJob) { g.Expect(j.Status.Roles[0].Tasks).To(gomega.HaveLen(2)) })
+	e.eventuallyJob("a", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Roles[0].Tasks).To(gomega.HaveLen(2))
+	})
 	e.notFailed("a")
 
 	// Steps 5-8: up to 4; down to 2; while a-2 and a-3 are
