@@ -108,6 +108,27 @@ type RetryPolicy struct {
 	// +kubebuilder:validation:Minimum=-2
 	// +optional
 	MaxRetries int32 `json:"maxRetries,omitempty"`
+
+	// conflictDelaySeconds bounds the random delay before a new attempt
+	// after a transient failure caused by resource contention (exit code
+	// 201, or a rule with conflict: true), so jobs that collided do not
+	// collide again at once. Default 60 to 900 seconds.
+	// +optional
+	ConflictDelaySeconds *DelayBounds `json:"conflictDelaySeconds,omitempty"`
+}
+
+// DelayBounds bounds a random delay, in seconds.
+//
+// +kubebuilder:validation:XValidation:rule="self.min <= self.max",message="min must not exceed max"
+type DelayBounds struct {
+	// min is the shortest delay.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	Min int32 `json:"min"`
+	// max is the longest delay.
+	// +kubebuilder:validation:Minimum=0
+	// +required
+	Max int32 `json:"max"`
 }
 
 // LifecyclePolicy maps an event or an exit code to an action.

@@ -89,6 +89,11 @@ type TrainingJobStatus struct {
 	// +optional
 	Retries RestartCounts `json:"retries,omitzero"`
 
+	// nextAttemptTime is set while a new attempt waits out a random delay
+	// after a resource conflict; no pod is created before it.
+	// +optional
+	NextAttemptTime *metav1.Time `json:"nextAttemptTime,omitempty"`
+
 	// attempts is the history of the job's attempts, newest last; at most
 	// the last 10 are kept.
 	// +kubebuilder:validation:MaxItems=10

@@ -1,6 +1,10 @@
 package plan
 
 import (
+	"hash/fnv"
+	"math/rand/v2"
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
@@ -59,8 +63,46 @@ func (p *planner) retry() bool {
 	}
 	p.restart = &jobRestart{message: "retrying the job (" + d.Reason + ") after: " + o.Completion.Message,
 		accountable: countsAgainstBudget, retry: true}
+	delay := policy.JobRetryDelay(policy.RetryPolicy{ClassifyFailures: p.classify}, completionOf(o),
+		conflictDelay(p.job.Spec.Retry), p.random())
 	p.newAttempt()
+	if delay > 0 {
+		p.status.NextAttemptTime = new(metav1.NewTime(p.now.Add(delay)))
+		p.event(false, musterv1.ReasonJobRestarting, "the new attempt waits "+delay.String()+" after a resource conflict")
+	}
 	return true
+}
+
+// holdForDelay keeps a delayed attempt from creating pods until its time.
+func (p *planner) holdForDelay() bool {
+	t := p.status.NextAttemptTime
+	if t == nil {
+		return false
+	}
+	if left := t.Sub(p.now.Time); left > 0 {
+		p.requeue(left)
+		return true
+	}
+	p.status.NextAttemptTime = nil
+	return false
+}
+
+func conflictDelay(r *musterv1.RetryPolicy) policy.DelayRange {
+	if r.ConflictDelaySeconds == nil {
+		return policy.DelayRange{Min: policy.DefaultConflictDelayMin, Max: policy.DefaultConflictDelayMax}
+	}
+	return policy.DelayRange{
+		Min: time.Duration(r.ConflictDelaySeconds.Min) * time.Second,
+		Max: time.Duration(r.ConflictDelaySeconds.Max) * time.Second,
+	}
+}
+
+// random is a source seeded by the job and its attempt: replanning the same
+// decision draws the same delay, so the plan stays a pure function.
+func (p *planner) random() *rand.Rand {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(p.job.UID))
+	return rand.New(rand.NewPCG(h.Sum64(), uint64(p.status.Attempt)))
 }
 
 // newAttempt ends the current attempt and starts the next: every task is

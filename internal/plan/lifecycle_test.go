@@ -233,3 +233,31 @@ func TestInvalidPoliciesFailTheJobBeforeAnythingIsCreated(t *testing.T) {
 		t.Fatalf("the message names the field: %q", w.job.Status.Completion.Message)
 	}
 }
+
+func TestConflictDelaysTheNewAttempt(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
+	job.Spec.Retry = &musterv1.RetryPolicy{MaxRetries: 1, ConflictDelaySeconds: &musterv1.DelayBounds{Min: 30, Max: 40}}
+	w := newWorld(t, job)
+	w.runAll()
+	w.exit("j-w-0", 201) // the program says: transient, resource conflict
+	w.step()
+	next := w.job.Status.NextAttemptTime
+	if w.job.Status.Attempt != 1 || next == nil {
+		t.Fatalf("attempt %d next %v", w.job.Status.Attempt, next)
+	}
+	if d := next.Sub(w.now); d < 30*time.Second || d > 40*time.Second {
+		t.Fatalf("delay %v outside [30s, 40s]", d)
+	}
+	if again := w.plan(); again.Status.NextAttemptTime == nil || !again.Status.NextAttemptTime.Equal(next) {
+		t.Fatal("replanning keeps the delay")
+	}
+	w.steps(2)
+	if len(w.pods) != 0 {
+		t.Fatalf("no pod before the delay is over, got %d", len(w.pods))
+	}
+	w.now = next.Time
+	w.step()
+	if len(w.pods) != 1 || w.job.Status.NextAttemptTime != nil {
+		t.Fatalf("the new attempt starts after the delay: %d pods, next %v", len(w.pods), w.job.Status.NextAttemptTime)
+	}
+}

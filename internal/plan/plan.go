@@ -74,6 +74,7 @@ type planner struct {
 	hasSvc       bool
 	outcome      *Outcome
 	waiting      []string // roles held back by dependsOn, for the Running condition
+	delayed      bool     // a new attempt waits out a conflict delay
 	res          Result
 }
 
@@ -163,6 +164,7 @@ func (p *planner) run() {
 	}
 	p.checkDeadline()
 	p.checkDependencies()
+	p.delayed = p.holdForDelay()
 	roles := make([]musterv1.RoleStatus, 0, len(p.job.Spec.Roles))
 	for i := range p.job.Spec.Roles {
 		rs := p.syncRole(&p.job.Spec.Roles[i], roles)
@@ -368,7 +370,7 @@ func (p *planner) restartTask(role *musterv1.Role, ts *musterv1.TaskStatus, pod 
 }
 
 func (p *planner) createPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
-	if p.outcome != nil || p.strays[ts.Pod] {
+	if p.outcome != nil || p.strays[ts.Pod] || p.delayed {
 		// A finished job makes nothing; a name still held by a stray pod is
 		// reused once that pod is gone.
 		return
