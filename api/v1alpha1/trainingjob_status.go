@@ -49,6 +49,16 @@ type TrainingJobStatus struct {
 	// +optional
 	Phase JobPhase `json:"phase,omitempty"`
 
+	// replicas is the number of tasks of the scalable role, for the /scale
+	// subresource.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// selector selects the pods of the scalable role, for the /scale
+	// subresource.
+	// +optional
+	Selector string `json:"selector,omitempty"`
+
 	// ready is "<running>/<desired>" tasks, for display.
 	// +optional
 	Ready string `json:"ready,omitempty"`

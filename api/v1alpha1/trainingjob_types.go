@@ -11,6 +11,7 @@ import (
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=tj,categories=muster
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`,description="Running tasks / desired tasks"
@@ -42,7 +43,19 @@ type TrainingJob struct {
 // +kubebuilder:validation:XValidation:rule="self.roles.all(r, !has(r.dependsOn) || r.dependsOn.all(d, d.role != r.name && self.roles.exists(x, x.name == d.role)))",message="spec.roles[].dependsOn[].role must name another role of the job"
 // +kubebuilder:validation:XValidation:rule="!has(self.policies) || self.policies.all(p, !has(p.role) || self.roles.exists(r, r.name == p.role))",message="spec.policies[].role must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="!has(self.run) || !has(self.run.debug) || !has(self.run.debug.roles) || self.run.debug.roles.all(d, self.roles.exists(r, r.name == d.name))",message="spec.run.debug.roles[].name must name a role in spec.roles"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || size(self.roles) == 1 || (has(self.runtime) && has(self.runtime.pytorch) && has(self.runtime.pytorch.elastic))",message="spec.replicas needs a scalable role: an elastic role (spec.runtime.pytorch.elastic) or a job with a single role"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(oldSelf.replicas) || self.roles.all(r, r.name != (has(self.runtime) && has(self.runtime.pytorch) && has(self.runtime.pytorch.elastic) ? self.runtime.pytorch.elastic.role : self.roles[0].name) || oldSelf.roles.exists(o, o.name == r.name && o.replicas == r.replicas))",message="spec.roles[].replicas of the scalable role cannot change once spec.replicas is set: scale through spec.replicas (kubectl scale, muster scale)"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.roles.all(r, r.name != (has(self.runtime) && has(self.runtime.pytorch) && has(self.runtime.pytorch.elastic) ? self.runtime.pytorch.elastic.role : self.roles[0].name) || ((!has(r.minReplicas) || self.replicas >= r.minReplicas) && (!has(r.maxReplicas) || self.replicas <= r.maxReplicas)))",message="spec.replicas must lie within the scalable role's minReplicas and maxReplicas"
 type TrainingJobSpec struct {
+	// replicas is the size of the job's scalable role: its elastic role, or
+	// its only role. The operator fills it from that role's
+	// spec.roles[].replicas when it is unset; from then on it is the one
+	// place to scale that role. The /scale subresource reads and writes it,
+	// so `kubectl scale` and a HorizontalPodAutoscaler work.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas *int32 `json:"replicas,omitempty"`
+
 	// runtime tells how the processes of the job find each other. Without
 	// it the job is generic: every container gets Muster's environment
 	// variables and the pod template may use {{...}} placeholders.

@@ -4,10 +4,12 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan"
 )
 
 func newScaleCommand(cf *clientFlags) *cobra.Command {
@@ -30,11 +32,20 @@ func newScaleCommand(cf *clientFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			obj := &musterv1.TrainingJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: args[0]}}
+			if job.Spec.Roles[i].Name == plan.ScalableRole(job) {
+				// The scalable role goes through /scale, like kubectl scale.
+				scale := &autoscalingv1.Scale{ObjectMeta: obj.ObjectMeta, Spec: autoscalingv1.ScaleSpec{Replicas: replicas}}
+				if err := c.SubResource("scale").Update(cmd.Context(), obj, client.WithSubResourceBody(scale)); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "trainingjob %s/%s scaled to %d\n", ns, args[0], replicas)
+				return nil
+			}
 			// A JSON patch with a test op: if the roles changed since we read
 			// them, the patch fails instead of scaling the wrong role.
 			patch := fmt.Appendf(nil, `[{"op":"test","path":"/spec/roles/%d/name","value":%q},`+
 				`{"op":"replace","path":"/spec/roles/%d/replicas","value":%d}]`, i, job.Spec.Roles[i].Name, i, replicas)
-			obj := &musterv1.TrainingJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: args[0]}}
 			if err := c.Patch(cmd.Context(), obj, client.RawPatch("application/json-patch+json", patch)); err != nil {
 				return err
 			}

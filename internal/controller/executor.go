@@ -32,6 +32,17 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, res
 		}
 	}
 	errs = append(errs, r.deletePods(ctx, job, res.DeletePods), r.createPods(ctx, job, res.CreatePods))
+	if n := res.DefaultReplicas; n != nil {
+		// Conditional on the job's resourceVersion: never overwrite a scale
+		// the user made meanwhile.
+		orig := job.DeepCopy()
+		filled := job.DeepCopy()
+		filled.Spec.Replicas = n
+		err := r.client.Patch(ctx, filled, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			errs = append(errs, fmt.Errorf("filling spec.replicas: %w", err))
+		}
+	}
 	if res.SuspendJob {
 		log.V(2).Info("Suspending job as a lifecycle policy asked", "reason", musterv1.ReasonSuspendedByPolicy)
 		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"run":{"suspend":true}}}`))

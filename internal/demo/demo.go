@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -178,11 +179,13 @@ func (r *run) progress() Progress {
 	return p
 }
 
+// scale goes through the job's /scale subresource, as kubectl scale and an
+// autoscaler would.
 func (r *run) scale(ctx context.Context, world int) error {
-	r.printf("scaling the workers %d -> %d", r.progress().World(), world)
+	r.printf("scaling the workers %d -> %d (kubectl scale trainingjob/%s --replicas %d)", r.progress().World(), world, JobName, world)
 	job := &musterv1.TrainingJob{ObjectMeta: metav1.ObjectMeta{Namespace: r.opts.Namespace, Name: JobName}}
-	patch := fmt.Appendf(nil, `[{"op":"test","path":"/spec/roles/0/name","value":"worker"},{"op":"replace","path":"/spec/roles/0/replicas","value":%d}]`, world)
-	return r.c.Patch(ctx, job, client.RawPatch("application/json-patch+json", patch))
+	scale := &autoscalingv1.Scale{ObjectMeta: job.ObjectMeta, Spec: autoscalingv1.ScaleSpec{Replicas: int32(world)}}
+	return r.c.SubResource("scale").Update(ctx, job, client.WithSubResourceBody(scale))
 }
 
 // waitFor polls until done holds, showing phase changes meanwhile.

@@ -51,6 +51,8 @@ type Result struct {
 	DeleteJob     bool
 	// SuspendJob sets spec.run.suspend, as a lifecycle policy asked.
 	SuspendJob bool
+	// DefaultReplicas fills an unset spec.replicas.
+	DefaultReplicas *int32
 	Events     []Event
 	// RequeueAfter is when the plan changes by the clock alone (a deadline,
 	// a TTL), or zero.
@@ -80,8 +82,9 @@ type planner struct {
 
 // Plan decides what to do next for a job.
 func Plan(in Input) Result {
+	job := Effective(in.Job)
 	p := &planner{
-		job:    in.Job,
+		job:    job,
 		status: in.Job.Status.DeepCopy(),
 		now:    metav1.NewTime(in.Now),
 		all:    in.Pods,
@@ -89,8 +92,8 @@ func Plan(in Input) Result {
 		pods:   map[string]*corev1.Pod{},
 		strays: map[string]bool{},
 
-		classify:     classifies(in.Job),
-		policies:     policiesOf(in.Job),
+		classify:     classifies(job),
+		policies:     policiesOf(job),
 		roleRestarts: map[string]string{},
 	}
 	p.status.ObservedGeneration = in.Job.Generation
@@ -113,6 +116,10 @@ func Plan(in Input) Result {
 		p.run()
 	}
 	p.summarize()
+	p.scaleStatus()
+	if !isFinished(p.status) {
+		p.defaultReplicas(in.Job)
+	}
 	p.res.Status = *p.status
 	return p.res
 }

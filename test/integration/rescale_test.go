@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/onsi/gomega"
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,12 +24,13 @@ func (e *env) release(name string) {
 	e.g.Expect(k8s.Patch(e.ctx(), pod, patch)).To(gomega.Succeed())
 }
 
-// rescale patches replicas and minFailed of role 0 in one update, guarded
-// by a test of the role's name, like FrameworkController's examples.
+// rescale patches the job's replicas and role 0's minFailed in one update,
+// guarded by a test of the role's name, like FrameworkController's
+// examples.
 func (e *env) rescale(job string, replicas, minFailed int32) {
 	e.t.Helper()
 	patch := fmt.Sprintf(`[{"op":"test","path":"/spec/roles/0/name","value":"a"},`+
-		`{"op":"replace","path":"/spec/roles/0/replicas","value":%d},`+
+		`{"op":"add","path":"/spec/replicas","value":%d},`+
 		`{"op":"replace","path":"/spec/roles/0/completion/minFailed","value":%d}]`, replicas, minFailed)
 	obj := &musterv1.TrainingJob{}
 	obj.Namespace, obj.Name = e.ns, job
@@ -113,4 +115,35 @@ func TestRescaleBasic(t *testing.T) {
 		e.g.Expect(task.DeletionPending).To(gomega.BeFalse())
 	}
 	e.g.Expect(pods).To(gomega.HaveLen(4))
+}
+
+// The /scale subresource sizes the scalable role, as kubectl scale and a
+// HorizontalPodAutoscaler do, within minReplicas and maxReplicas.
+func TestScaleSubresource(t *testing.T) {
+	e := newEnv(t)
+	e.create(e.job("sc").Role("worker", 2).Elastic(1, 3).Obj())
+	e.runAll("sc", 2)
+	job := e.get("sc")
+	scale := &autoscalingv1.Scale{}
+	e.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(k8s.SubResource("scale").Get(e.ctx(), job, scale)).To(gomega.Succeed())
+		g.Expect(scale.Status.Replicas).To(gomega.Equal(int32(2)))
+		g.Expect(scale.Status.Selector).To(gomega.Equal("muster.dev/job-name=sc,muster.dev/role=worker"))
+	}, timeout, interval).Should(gomega.Succeed())
+
+	scale.Spec.Replicas = 3
+	scale.ResourceVersion = ""
+	e.g.Expect(k8s.SubResource("scale").Update(e.ctx(), job, client.WithSubResourceBody(scale))).To(gomega.Succeed())
+	e.waitPodCount("sc", 3)
+	e.eventuallyJob("sc", func(g gomega.Gomega, j *musterv1.TrainingJob) { g.Expect(j.Status.Replicas).To(gomega.Equal(int32(3))) })
+
+	scale.Spec.Replicas = 4
+	scale.ResourceVersion = ""
+	err := k8s.SubResource("scale").Update(e.ctx(), job, client.WithSubResourceBody(scale))
+	e.g.Expect(err).To(gomega.HaveOccurred())
+	e.g.Expect(err.Error()).To(gomega.ContainSubstring("spec.replicas must lie within the scalable role's minReplicas and maxReplicas"))
+
+	err = e.update("sc", func(j *musterv1.TrainingJob) { j.Spec.Roles[0].Replicas = 1 })
+	e.g.Expect(err).To(gomega.HaveOccurred())
+	e.g.Expect(err.Error()).To(gomega.ContainSubstring("scale through spec.replicas"))
 }

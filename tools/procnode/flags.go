@@ -7,9 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
 )
 
 type options struct {

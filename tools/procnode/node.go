@@ -18,11 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/muster-dev/muster/tools/procnode/internal/ipam"
-	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
-	"github.com/muster-dev/muster/tools/procnode/internal/proc"
-	"github.com/muster-dev/muster/tools/procnode/internal/provider"
-	"github.com/muster-dev/muster/tools/procnode/internal/pvc"
 	vklog "github.com/virtual-kubelet/virtual-kubelet/log"
 	vkslog "github.com/virtual-kubelet/virtual-kubelet/log/slog"
 	"github.com/virtual-kubelet/virtual-kubelet/node"
@@ -33,6 +28,12 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/ipam"
+	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
+	"github.com/muster-dev/muster/tools/procnode/internal/proc"
+	"github.com/muster-dev/muster/tools/procnode/internal/provider"
+	"github.com/muster-dev/muster/tools/procnode/internal/pvc"
 )
 
 // cleanup kills container processes and removes network namespaces left by
@@ -49,38 +50,17 @@ func cleanup(o *options) error {
 
 func run(o *options, level slog.Level) error {
 	vklog.L = vkslog.FromSlog(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
-	restCfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
-	if err != nil {
-		return fmt.Errorf("kubeconfig: %w", err)
-	}
-	restCfg.QPS, restCfg.Burst = 50, 100
-	client, err := kubernetes.NewForConfig(restCfg)
+	client, err := connect(o)
 	if err != nil {
 		return err
 	}
-	if o.apiServer == "" {
-		u, err := url.Parse(restCfg.Host)
-		if err != nil || u.Host == "" {
-			return fmt.Errorf("cannot derive --apiserver from %q", restCfg.Host)
-		}
-		o.apiServer = u.Host
-		if u.Port() == "" {
-			o.apiServer = net.JoinHostPort(u.Hostname(), "443")
-		}
-	}
-	host, portStr, err := net.SplitHostPort(o.listen)
+	port, err := kubeletPort(o.listen)
 	if err != nil {
-		return fmt.Errorf("--listen: %w", err)
-	}
-	// The kubelet API does not authenticate callers (logs, exec): loopback only.
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return fmt.Errorf("--listen %s: must be a loopback address such as 127.0.0.1:10250", o.listen)
-	}
-	port, _ := strconv.Atoi(portStr)
-	if err := os.MkdirAll(o.stateDir, 0o755); err != nil {
 		return err
 	}
-	o.stateDir, _ = filepath.Abs(o.stateDir)
+	if err := prepareStateDir(o); err != nil {
+		return err
+	}
 
 	if err := proc.InitReaper(); err != nil {
 		return fmt.Errorf("subreaper: %w", err)
@@ -118,15 +98,93 @@ func run(o *options, level slog.Level) error {
 		// does not mix versions within one node process.
 		ShimPath: "/proc/self/exe",
 	})
-	cert, err := selfSignedCert(o.nodeName)
+	n, err := newNode(o, client, prov, port)
 	if err != nil {
 		return err
+	}
+	go func() {
+		if err := n.Run(ctx); err != nil && ctx.Err() == nil {
+			log.Printf("node controller stopped: %v", err)
+			cancel()
+		}
+	}()
+	if err := n.WaitReady(ctx, 2*time.Minute); err != nil {
+		return fmt.Errorf("node not ready: %w", err)
+	}
+	log.Printf("node %s ready: kubelet API on %s, pods in %s, API server %s, DNS %q", o.nodeName, o.listen, o.podCIDR, o.apiServer, o.dns)
+	go collectGarbagePeriodically(ctx, client, o, prov)
+
+	waitForStop(ctx)
+	cancel()
+	<-n.Done()
+	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer scancel()
+	prov.Shutdown(sctx)
+	log.Printf("stopped")
+	return nil
+}
+
+// connect builds the API client from the kubeconfig and, unless --apiserver
+// was given, takes the API server address from it.
+func connect(o *options) (*kubernetes.Clientset, error) {
+	restCfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig: %w", err)
+	}
+	restCfg.QPS, restCfg.Burst = 50, 100
+	client, err := kubernetes.NewForConfig(restCfg)
+	if err != nil {
+		return nil, err
+	}
+	if o.apiServer == "" {
+		u, err := url.Parse(restCfg.Host)
+		if err != nil || u.Host == "" {
+			return nil, fmt.Errorf("cannot derive --apiserver from %q", restCfg.Host)
+		}
+		o.apiServer = u.Host
+		if u.Port() == "" {
+			o.apiServer = net.JoinHostPort(u.Hostname(), "443")
+		}
+	}
+	return client, nil
+}
+
+// kubeletPort checks the --listen address and returns its port, which the
+// Node advertises as its kubelet endpoint.
+func kubeletPort(listen string) (int, error) {
+	host, portStr, err := net.SplitHostPort(listen)
+	if err != nil {
+		return 0, fmt.Errorf("--listen: %w", err)
+	}
+	// The kubelet API does not authenticate callers (logs, exec): loopback only.
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return 0, fmt.Errorf("--listen %s: must be a loopback address such as 127.0.0.1:10250", listen)
+	}
+	port, _ := strconv.Atoi(portStr)
+	return port, nil
+}
+
+// prepareStateDir creates the state directory and makes its path absolute.
+func prepareStateDir(o *options) error {
+	if err := os.MkdirAll(o.stateDir, 0o755); err != nil {
+		return err
+	}
+	o.stateDir, _ = filepath.Abs(o.stateDir)
+	return nil
+}
+
+// newNode creates the virtual-kubelet node that registers the Node object,
+// hands pods to prov and serves the kubelet API on --listen.
+func newNode(o *options, client kubernetes.Interface, prov *provider.Provider, port int) (*nodeutil.Node, error) {
+	cert, err := selfSignedCert(o.nodeName)
+	if err != nil {
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	// NewNode builds a throwaway client from $KUBECONFIG before our options
 	// replace it; point it at the same file so it does not warn.
 	_ = os.Setenv("KUBECONFIG", o.kubeconfig)
-	n, err := nodeutil.NewNode(o.nodeName,
+	return nodeutil.NewNode(o.nodeName,
 		func(pc nodeutil.ProviderConfig) (nodeutil.Provider, node.NodeProvider, error) {
 			describeNode(pc.Node, o, port)
 			return prov, nil, nil
@@ -148,31 +206,11 @@ func run(o *options, level slog.Level) error {
 			return nil
 		},
 	)
-	if err != nil {
-		return err
-	}
-	go func() {
-		if err := n.Run(ctx); err != nil && ctx.Err() == nil {
-			log.Printf("node controller stopped: %v", err)
-			cancel()
-		}
-	}()
-	if err := n.WaitReady(ctx, 2*time.Minute); err != nil {
-		return fmt.Errorf("node not ready: %w", err)
-	}
-	log.Printf("node %s ready: kubelet API on %s, pods in %s, API server %s, DNS %q", o.nodeName, o.listen, o.podCIDR, o.apiServer, o.dns)
-	go func() {
-		// Let VK hand over the pods it knows about first.
-		for t := time.NewTimer(15 * time.Second); ; t.Reset(time.Minute) {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			collectGarbage(ctx, client, o, prov)
-		}
-	}()
+}
 
+// waitForStop returns on SIGTERM or SIGINT, or when ctx ends (the node
+// controller failed).
+func waitForStop(ctx context.Context) {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	select {
@@ -181,13 +219,19 @@ func run(o *options, level slog.Level) error {
 	case <-ctx.Done():
 		log.Printf("stopping pods")
 	}
-	cancel()
-	<-n.Done()
-	sctx, scancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer scancel()
-	prov.Shutdown(sctx)
-	log.Printf("stopped")
-	return nil
+}
+
+// collectGarbagePeriodically runs collectGarbage every minute until ctx ends.
+func collectGarbagePeriodically(ctx context.Context, client kubernetes.Interface, o *options, prov *provider.Provider) {
+	// Let VK hand over the pods it knows about first.
+	for t := time.NewTimer(15 * time.Second); ; t.Reset(time.Minute) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		collectGarbage(ctx, client, o, prov)
+	}
 }
 
 // describeNode fills the Node object VK registers.

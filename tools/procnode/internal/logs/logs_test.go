@@ -32,7 +32,7 @@ func read(t *testing.T, path string, opts Options, done <-chan struct{}) string 
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer rc.Close()
+	defer func() { _ = rc.Close() }()
 	b, err := io.ReadAll(rc)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,9 @@ func TestFollow(t *testing.T) {
 	}
 	go func() {
 		time.Sleep(300 * time.Millisecond)
-		w.Stdout.WriteString("second\n")
+		if _, err := w.Stdout.WriteString("second\n"); err != nil {
+			t.Error(err)
+		}
 		time.Sleep(300 * time.Millisecond)
 		w.CloseChildEnds()
 	}()

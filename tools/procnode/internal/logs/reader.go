@@ -62,7 +62,7 @@ func snapshot(path string, opts Options) ([]byte, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	var lines [][]record // records grouped into user-visible lines
 	var cur []record
 	br := bufio.NewReader(f)
@@ -148,7 +148,7 @@ func follow(ctx context.Context, path string, off int64, first []byte, opts Opti
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ package logs
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"os"
 	"sync"
 	"time"
@@ -31,14 +32,14 @@ func NewWriter(path string) (*Writer, error) {
 	}
 	or, ow, err := os.Pipe()
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, err
 	}
 	er, ew, err := os.Pipe()
 	if err != nil {
-		f.Close()
-		or.Close()
-		ow.Close()
+		_ = f.Close()
+		_ = or.Close()
+		_ = ow.Close()
 		return nil, err
 	}
 	w := &Writer{f: f, done: make(chan struct{}), Stdout: ow, Stderr: ew}
@@ -48,7 +49,9 @@ func NewWriter(path string) (*Writer, error) {
 	go w.copy(&wg, er, "stderr")
 	go func() {
 		wg.Wait()
-		f.Close()
+		// Like a failed write, a failed close has no one to be reported to:
+		// the container's output is recorded on a best-effort basis.
+		_ = f.Close()
 		close(w.done)
 	}()
 	return w, nil
@@ -57,8 +60,8 @@ func NewWriter(path string) (*Writer, error) {
 // CloseChildEnds closes the node's copies of the write ends once the child
 // has them, so the readers see EOF when the child's process group is gone.
 func (w *Writer) CloseChildEnds() {
-	w.Stdout.Close()
-	w.Stderr.Close()
+	_ = w.Stdout.Close()
+	_ = w.Stderr.Close()
 }
 
 // Done is closed when both streams reached EOF and the file is closed.
@@ -72,14 +75,14 @@ func (w *Writer) Note(text string) {
 
 func (w *Writer) copy(wg *sync.WaitGroup, r *os.File, stream string) {
 	defer wg.Done()
-	defer r.Close()
+	defer func() { _ = r.Close() }()
 	br := bufio.NewReaderSize(r, maxLine)
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(chunk) > 0 {
 			w.write(stream, chunk)
 		}
-		if err != nil && err != bufio.ErrBufferFull {
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return
 		}
 	}

@@ -65,7 +65,7 @@ func (f *Forwarder) track(c net.Conn) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
-		c.Close()
+		_ = c.Close()
 		return false
 	}
 	f.conns[c] = struct{}{}
@@ -76,7 +76,8 @@ func (f *Forwarder) untrack(c net.Conn) {
 	f.mu.Lock()
 	delete(f.conns, c)
 	f.mu.Unlock()
-	c.Close()
+	// Close may have closed it already; either way it is done.
+	_ = c.Close()
 }
 
 func (f *Forwarder) serveTCP(l net.Listener, target string) {
@@ -157,11 +158,12 @@ func (f *Forwarder) serveUDP(pc net.PacketConn, target string) {
 func (f *Forwarder) Close() {
 	f.mu.Lock()
 	f.closed = true
+	// Closing only serves to unblock the relays, so errors do not matter.
 	for _, s := range f.socks {
-		s.Close()
+		_ = s.Close()
 	}
 	for c := range f.conns {
-		c.Close()
+		_ = c.Close()
 	}
 	f.mu.Unlock()
 	f.wg.Wait()

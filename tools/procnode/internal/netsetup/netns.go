@@ -34,12 +34,12 @@ func InNetNS(path string, fn func() error) error {
 		if err != nil {
 			return true, err
 		}
-		defer orig.Close()
+		defer func() { _ = orig.Close() }()
 		target, err := os.Open(path)
 		if err != nil {
 			return true, err
 		}
-		defer target.Close()
+		defer func() { _ = target.Close() }()
 		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
 			return true, fmt.Errorf("setns %s: %w", path, err)
 		}
@@ -61,14 +61,14 @@ func createNamed(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f.Close()
+	_ = f.Close() // an empty read-only file: only its existence (as a mount point) matters
 	err = inThread(func() (bool, error) {
 		self := fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid())
 		orig, err := os.Open(self)
 		if err != nil {
 			return true, err
 		}
-		defer orig.Close()
+		defer func() { _ = orig.Close() }()
 		if err := unix.Unshare(unix.CLONE_NEWNET); err != nil {
 			return true, fmt.Errorf("unshare: %w", err)
 		}

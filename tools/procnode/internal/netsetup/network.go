@@ -128,7 +128,7 @@ func (p *PodNet) setup() error {
 	if err != nil {
 		return err
 	}
-	defer nsf.Close()
+	defer func() { _ = nsf.Close() }()
 	veth := &netlink.Veth{
 		LinkAttrs:     netlink.LinkAttrs{Name: HostVeth(p.uid), MasterIndex: br.Attrs().Index},
 		PeerName:      "eth0",

@@ -60,7 +60,7 @@ func TestOrphansAreReaped(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "sleep 0.3 & echo $!")
 	cmd.Stdout = w
 	p, err := Start(cmd)
-	w.Close()
+	_ = w.Close() // the child has its own copy
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,14 +10,15 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/muster-dev/muster/tools/procnode/internal/dnsconf"
 	"github.com/muster-dev/muster/tools/procnode/internal/logs"
 	"github.com/muster-dev/muster/tools/procnode/internal/podenv"
 	"github.com/muster-dev/muster/tools/procnode/internal/proc"
 	"github.com/muster-dev/muster/tools/procnode/internal/shim"
 	"github.com/muster-dev/muster/tools/procnode/internal/volume"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // configError is a container that cannot be configured yet (a missing
@@ -42,6 +43,48 @@ func (r *podRun) startContainer(c *ctr) (*attempt, error) {
 	r.mu.Unlock()
 
 	spec := &c.spec
+	env, mounts, err := r.containerConfig(pod, spec, podIP, vols)
+	if err != nil {
+		return nil, configError{err}
+	}
+	runDir := filepath.Join(r.dir, "run")
+	a, err := r.newAttempt(spec, index, runDir, mounts)
+	if err != nil {
+		return nil, err
+	}
+
+	mappedDir := r.p.cfg.ImageMap[spec.Image]
+	a.env = finalEnv(env, mappedDir, dnsconf.Hostname(pod), pod.Spec.HostNetwork)
+	argv := podenv.ExpandArgs(append(append([]string(nil), spec.Command...), spec.Args...), env)
+
+	s := &shim.Spec{
+		Mounts:     r.shimMounts(pod, spec, mounts, a),
+		WorkingDir: spec.WorkingDir,
+		Argv:       argv,
+		Env:        a.env,
+		MappedDir:  mappedDir,
+		ScratchDir: filepath.Join(runDir, "scratch", fmt.Sprintf("%s-%d", spec.Name, index)),
+		TmpDir:     filepath.Join(r.dir, "tmp", spec.Name),
+		ErrorFile:  a.errFile,
+	}
+	if !pod.Spec.HostNetwork {
+		s.NetNS = nsPath
+		s.Hostname = dnsconf.Hostname(pod)
+	}
+	s.UID, s.GID = identity(pod, spec)
+	if err := prepareShimDirs(s); err != nil {
+		return nil, err
+	}
+	specPath := filepath.Join(runDir, spec.Name+".spec.json")
+	if err := shim.WriteSpec(specPath, s); err != nil {
+		return nil, err
+	}
+	return r.launch(a, s, specPath)
+}
+
+// containerConfig resolves the container's environment and volume mounts.
+// Its errors are configuration errors (a missing ConfigMap key, say).
+func (r *podRun) containerConfig(pod *corev1.Pod, spec *corev1.Container, podIP string, vols map[string]volume.Volume) ([]podenv.Var, []volume.Mount, error) {
 	env, err := podenv.Build(spec, podenv.Input{
 		Pod:         pod,
 		Addr:        podenv.Addresses{PodIP: podIP, HostIP: HostIP},
@@ -50,7 +93,7 @@ func (r *podRun) startContainer(c *ctr) (*attempt, error) {
 		Objects:     r.p.objects(),
 	})
 	if err != nil {
-		return nil, configError{err}
+		return nil, nil, err
 	}
 	envMap := map[string]string{}
 	for _, v := range env {
@@ -59,10 +102,15 @@ func (r *podRun) startContainer(c *ctr) (*attempt, error) {
 	expand := func(s string) string { return podenv.Expand(s, podenv.MapLookup(envMap)) }
 	mounts, err := volume.ContainerMounts(spec, vols, expand)
 	if err != nil {
-		return nil, configError{err}
+		return nil, nil, err
 	}
+	return env, mounts, nil
+}
 
-	runDir := filepath.Join(r.dir, "run")
+// newAttempt creates the directories and files of attempt index: the run and
+// log directories, missing volume sub-paths, and empty error and
+// termination-message files. Logs older than the previous attempt's go.
+func (r *podRun) newAttempt(spec *corev1.Container, index int32, runDir string, mounts []volume.Mount) (*attempt, error) {
 	logDir := filepath.Join(r.dir, "logs", spec.Name)
 	for _, d := range []string{runDir, logDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -90,43 +138,27 @@ func (r *podRun) startContainer(c *ctr) (*attempt, error) {
 		}
 	}
 	pruneLogs(logDir, index)
+	return a, nil
+}
 
-	mappedDir := r.p.cfg.ImageMap[spec.Image]
-	a.env = finalEnv(env, mappedDir, dnsconf.Hostname(pod), pod.Spec.HostNetwork)
-	argv := podenv.ExpandArgs(append(append([]string(nil), spec.Command...), spec.Args...), env)
-
-	s := &shim.Spec{
-		Mounts:     r.shimMounts(pod, spec, mounts, a),
-		WorkingDir: spec.WorkingDir,
-		Argv:       argv,
-		Env:        a.env,
-		MappedDir:  mappedDir,
-		ScratchDir: filepath.Join(runDir, "scratch", fmt.Sprintf("%s-%d", spec.Name, index)),
-		TmpDir:     filepath.Join(r.dir, "tmp", spec.Name),
-		ErrorFile:  a.errFile,
-	}
-	if !pod.Spec.HostNetwork {
-		s.NetNS = nsPath
-		s.Hostname = dnsconf.Hostname(pod)
-	}
-	s.UID, s.GID = identity(pod, spec)
+// prepareShimDirs creates the shim's scratch directory and the attempt's
+// private /tmp.
+func prepareShimDirs(s *shim.Spec) error {
 	if err := os.MkdirAll(s.ScratchDir, 0o700); err != nil {
-		return nil, err
+		return err
 	}
 	// Each attempt starts with an empty /tmp, as a restarted container gets
 	// a fresh writable layer; sticky and world-writable like /tmp.
 	_ = os.RemoveAll(s.TmpDir)
 	if err := os.MkdirAll(s.TmpDir, 0o777); err != nil {
-		return nil, err
+		return err
 	}
-	if err := os.Chmod(s.TmpDir, 0o777|os.ModeSticky); err != nil {
-		return nil, err
-	}
-	specPath := filepath.Join(runDir, spec.Name+".spec.json")
-	if err := shim.WriteSpec(specPath, s); err != nil {
-		return nil, err
-	}
+	return os.Chmod(s.TmpDir, 0o777|os.ModeSticky)
+}
 
+// launch starts the shim for attempt a with its output going to the
+// attempt's log, and records the process for --cleanup.
+func (r *podRun) launch(a *attempt, s *shim.Spec, specPath string) (*attempt, error) {
 	w, err := logs.NewWriter(a.logPath)
 	if err != nil {
 		return nil, err
@@ -137,7 +169,7 @@ func (r *podRun) startContainer(c *ctr) (*attempt, error) {
 		w.CloseChildEnds()
 		return nil, err
 	}
-	defer devnull.Close()
+	defer func() { _ = devnull.Close() }() // the child has its own copy
 	cmd := exec.Command(r.p.cfg.ShimPath, "shim", "--spec", specPath)
 	cmd.Env = []string{} // the shim gets the container's env from the spec
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, w.Stdout, w.Stderr
@@ -313,7 +345,7 @@ func readLimited(path string, n int) string {
 	if err != nil {
 		return ""
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	b := make([]byte, n)
 	m, _ := f.Read(b)
 	return string(b[:m])

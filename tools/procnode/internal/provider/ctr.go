@@ -3,10 +3,11 @@ package provider
 import (
 	"time"
 
-	"github.com/muster-dev/muster/tools/procnode/internal/logs"
-	"github.com/muster-dev/muster/tools/procnode/internal/proc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/logs"
+	"github.com/muster-dev/muster/tools/procnode/internal/proc"
 )
 
 // ctr is the node's record of one container; guarded by podRun.mu.

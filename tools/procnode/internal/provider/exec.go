@@ -12,14 +12,15 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
-	"github.com/muster-dev/muster/tools/procnode/internal/proc"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	statsv1alpha1 "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 	utilexec "k8s.io/utils/exec"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
+	"github.com/muster-dev/muster/tools/procnode/internal/proc"
 )
 
 // runningProcess returns the main process and environment of a running
@@ -65,7 +66,7 @@ func (p *Provider) RunInContainer(ctx context.Context, ns, podName, name string,
 	var childEnds []*os.File
 	defer func() {
 		for _, f := range childEnds {
-			f.Close()
+			_ = f.Close()
 		}
 	}()
 	output := func(w io.Writer) (*os.File, error) {
@@ -80,7 +81,7 @@ func (p *Provider) RunInContainer(ctx context.Context, ns, podName, name string,
 		copies.Add(1)
 		go func() {
 			defer copies.Done()
-			defer r.Close()
+			defer func() { _ = r.Close() }()
 			_, _ = io.Copy(w, r)
 		}()
 		return wr, nil
@@ -100,15 +101,16 @@ func (p *Provider) RunInContainer(ctx context.Context, ns, podName, name string,
 		c.Stdin = r
 		go func() {
 			_, _ = io.Copy(w, in)
-			w.Close()
+			_ = w.Close() // EOF on the command's stdin
 		}()
 	}
 	pp, err := proc.Start(c)
 	if err != nil {
 		return err
 	}
+	// The child has its own copies; ours would keep the pipes open.
 	for _, f := range childEnds {
-		f.Close()
+		_ = f.Close()
 	}
 	childEnds = nil
 	select {
@@ -138,7 +140,7 @@ func (p *Provider) AttachToContainer(context.Context, string, string, string, ap
 // PortForward connects the stream to 127.0.0.1:port inside the pod's
 // network namespace, as container runtimes do.
 func (p *Provider) PortForward(ctx context.Context, ns, podName string, port int32, stream io.ReadWriteCloser) error {
-	defer stream.Close()
+	defer func() { _ = stream.Close() }()
 	r := p.lookup(ns, podName)
 	if r == nil {
 		return errdefs.NotFoundf("pod %s/%s not found on this node", ns, podName)
@@ -167,7 +169,7 @@ func (p *Provider) PortForward(ctx context.Context, ns, podName string, port int
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	done := make(chan struct{}, 2)
 	go func() { _, _ = io.Copy(conn, stream); done <- struct{}{} }()
 	go func() { _, _ = io.Copy(stream, conn); done <- struct{}{} }()

@@ -11,9 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/muster-dev/muster/tools/procnode/internal/logs"
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	"github.com/virtual-kubelet/virtual-kubelet/node/api"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/logs"
 )
 
 // GetContainerLogs serves a container's log (the current attempt, or the

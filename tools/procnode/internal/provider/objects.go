@@ -5,11 +5,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/muster-dev/muster/tools/procnode/internal/podenv"
 	authv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/podenv"
 )
 
 // apiObjects reads ConfigMaps, Secrets and claims straight from the API

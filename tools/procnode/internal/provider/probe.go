@@ -13,10 +13,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
-	"github.com/muster-dev/muster/tools/procnode/internal/proc"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
+	"github.com/muster-dev/muster/tools/procnode/internal/proc"
 )
 
 // probeLoop runs a container attempt's startup, liveness and readiness
@@ -36,19 +37,8 @@ func (r *podRun) probeLoop(c *ctr, a *attempt, ended <-chan struct{}) {
 	r.mu.Unlock()
 	r.changed()
 
-	type state struct {
-		p          *corev1.Probe
-		next       time.Time
-		ok, failed int
-	}
 	begin := time.Now()
-	newState := func(p *corev1.Probe) *state {
-		if p == nil {
-			return nil
-		}
-		return &state{p: p, next: begin.Add(time.Duration(p.InitialDelaySeconds) * time.Second)}
-	}
-	ss, ls, rs := newState(startup), newState(live), newState(ready)
+	ss, ls, rs := newProbeState(startup, begin), newProbeState(live, begin), newProbeState(ready, begin)
 	tick := time.NewTicker(250 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -58,33 +48,14 @@ func (r *podRun) probeLoop(c *ctr, a *attempt, ended <-chan struct{}) {
 		case <-tick.C:
 		}
 		now := time.Now()
-		run := func(s *state) (due, success bool) {
-			if s == nil || now.Before(s.next) {
-				return false, false
-			}
-			s.next = now.Add(time.Duration(max(s.p.PeriodSeconds, 1)) * time.Second)
-			err := r.runProbe(c, a, s.p)
-			if err == nil {
-				s.ok++
-				s.failed = 0
-			} else {
-				s.failed++
-				s.ok = 0
-			}
-			return true, err == nil
-		}
-		threshold := func(n int32, def int32) int {
-			if n <= 0 {
-				return int(def)
-			}
-			return int(n)
-		}
 		if !started {
-			if due, _ := run(ss); due {
+			if r.runIfDue(c, a, ss, now) {
 				if ss.ok >= 1 {
+					// Liveness and readiness probes only start now, with
+					// their initial delays counted from here.
 					started = true
 					begin = time.Now()
-					ls, rs = newState(live), newState(ready)
+					ls, rs = newProbeState(live, begin), newProbeState(ready, begin)
 					r.mu.Lock()
 					c.started = true
 					c.ready = ready == nil
@@ -97,24 +68,71 @@ func (r *podRun) probeLoop(c *ctr, a *attempt, ended <-chan struct{}) {
 			}
 			continue
 		}
-		if due, _ := run(ls); due && ls.failed >= threshold(live.FailureThreshold, 3) {
+		if r.runIfDue(c, a, ls, now) && ls.failed >= threshold(live.FailureThreshold, 3) {
 			r.killForProbe(a, "Liveness", live)
 			return
 		}
-		if due, _ := run(rs); due {
-			r.mu.Lock()
-			was := c.ready
-			if rs.ok >= threshold(ready.SuccessThreshold, 1) {
-				c.ready = true
-			} else if rs.failed >= threshold(ready.FailureThreshold, 3) {
-				c.ready = false
-			}
-			changed := was != c.ready
-			r.mu.Unlock()
-			if changed {
-				r.changed()
-			}
+		if r.runIfDue(c, a, rs, now) {
+			r.updateReady(c, rs)
 		}
+	}
+}
+
+// probeState is the schedule and the current run of results of one probe.
+type probeState struct {
+	p          *corev1.Probe
+	next       time.Time
+	ok, failed int // consecutive successes and failures
+}
+
+// newProbeState returns nil for a nil probe; the first run is due after the
+// probe's initial delay from begin.
+func newProbeState(p *corev1.Probe, begin time.Time) *probeState {
+	if p == nil {
+		return nil
+	}
+	return &probeState{p: p, next: begin.Add(time.Duration(p.InitialDelaySeconds) * time.Second)}
+}
+
+// runIfDue runs the probe of s if it is due at now and records the result;
+// it reports whether the probe ran.
+func (r *podRun) runIfDue(c *ctr, a *attempt, s *probeState, now time.Time) bool {
+	if s == nil || now.Before(s.next) {
+		return false
+	}
+	s.next = now.Add(time.Duration(max(s.p.PeriodSeconds, 1)) * time.Second)
+	if err := r.runProbe(c, a, s.p); err == nil {
+		s.ok++
+		s.failed = 0
+	} else {
+		s.failed++
+		s.ok = 0
+	}
+	return true
+}
+
+// threshold is a probe's success or failure threshold, def when unset.
+func threshold(n int32, def int32) int {
+	if n <= 0 {
+		return int(def)
+	}
+	return int(n)
+}
+
+// updateReady sets c's Ready flag from the readiness probe's results and
+// reports a change.
+func (r *podRun) updateReady(c *ctr, rs *probeState) {
+	r.mu.Lock()
+	was := c.ready
+	if rs.ok >= threshold(rs.p.SuccessThreshold, 1) {
+		c.ready = true
+	} else if rs.failed >= threshold(rs.p.FailureThreshold, 3) {
+		c.ready = false
+	}
+	changed := was != c.ready
+	r.mu.Unlock()
+	if changed {
+		r.changed()
 	}
 }
 
@@ -140,7 +158,7 @@ func (r *podRun) runProbe(c *ctr, a *attempt, p *corev1.Probe) error {
 		}
 		conn, err := r.dialPod(net.JoinHostPort(r.probeHost(p.TCPSocket.Host), strconv.Itoa(port)), timeout)
 		if err == nil {
-			conn.Close()
+			_ = conn.Close() // connecting is the whole probe
 		}
 		return err
 	case p.Exec != nil:
@@ -215,7 +233,7 @@ func (r *podRun) probeHTTP(c *ctr, h *corev1.HTTPGetAction, timeout time.Duratio
 	if err != nil {
 		return err
 	}
-	resp.Body.Close()
+	_ = resp.Body.Close() // only the status code is checked
 	if resp.StatusCode < 200 || resp.StatusCode >= 400 {
 		return fmt.Errorf("HTTP probe failed with statuscode: %d", resp.StatusCode)
 	}
@@ -248,7 +266,7 @@ func probeExec(a *attempt, command []string, timeout time.Duration) error {
 	if err != nil {
 		return err
 	}
-	defer devnull.Close()
+	defer func() { _ = devnull.Close() }() // the child has its own copy
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, devnull, devnull
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p, err := proc.Start(cmd)

@@ -8,11 +8,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/muster-dev/muster/tools/procnode/internal/ipam"
-	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
 	"github.com/virtual-kubelet/virtual-kubelet/errdefs"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/ipam"
+	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
 )
 
 // Config configures the provider.

@@ -5,9 +5,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/muster-dev/muster/tools/procnode/internal/podenv"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/podenv"
 )
 
 func TestShouldRestart(t *testing.T) {

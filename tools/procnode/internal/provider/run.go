@@ -9,12 +9,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
-	"github.com/muster-dev/muster/tools/procnode/internal/volume"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
+	"github.com/muster-dev/muster/tools/procnode/internal/volume"
 )
 
 // stopMode says why a pod is stopped.
@@ -263,7 +264,7 @@ func (r *podRun) watchDeadline() {
 			return
 		}
 		if ads != nil && time.Since(start) > time.Duration(*ads)*time.Second {
-			r.failPod("DeadlineExceeded", fmt.Sprintf("Pod was active on the node longer than the specified deadline"))
+			r.failPod("DeadlineExceeded", "Pod was active on the node longer than the specified deadline")
 			return
 		}
 	}

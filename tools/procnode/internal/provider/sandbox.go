@@ -8,11 +8,12 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/muster-dev/muster/tools/procnode/internal/dnsconf"
 	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
 	"github.com/muster-dev/muster/tools/procnode/internal/podenv"
 	"github.com/muster-dev/muster/tools/procnode/internal/volume"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // setupSandboxWithRetry prepares the pod's network, files and volumes,

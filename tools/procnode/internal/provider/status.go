@@ -44,17 +44,20 @@ func (r *podRun) snapshot() *corev1.Pod {
 	}
 
 	terminal := st.Phase == corev1.PodSucceeded || st.Phase == corev1.PodFailed
-	allReady := len(r.mains) > 0
-	for _, c := range r.mains {
-		allReady = allReady && c.ready
-	}
-	for _, c := range r.inits {
-		if c.sidecar {
-			allReady = allReady && c.ready
-		}
-	}
+	conds := r.conditions(pod.Status.Conditions, terminal)
+	st.Conditions = conds
+	// Remember the conditions so transition times persist.
+	r.pod.Status.Conditions = conds
+	return pod
+}
+
+// conditions returns the conditions in current that the node does not
+// manage, followed by the node-managed ones with their present values.
+// Called with r.mu held.
+func (r *podRun) conditions(current []corev1.PodCondition, terminal bool) []corev1.PodCondition {
+	allReady := r.containersReady()
 	var conds []corev1.PodCondition
-	for _, c := range pod.Status.Conditions {
+	for _, c := range current {
 		if !managedConditions[c.Type] {
 			conds = append(conds, c)
 		}
@@ -85,10 +88,22 @@ func (r *podRun) snapshot() *corev1.Pod {
 	cond(corev1.PodInitialized, r.initDone, "ContainersNotInitialized")
 	cond(corev1.ContainersReady, allReady && !terminal, notReady)
 	cond(corev1.PodReady, allReady && !terminal, notReady)
-	st.Conditions = conds
-	// Remember the conditions so transition times persist.
-	r.pod.Status.Conditions = conds
-	return pod
+	return conds
+}
+
+// containersReady reports whether the pod has containers and all of them,
+// sidecars included, are ready. Called with r.mu held.
+func (r *podRun) containersReady() bool {
+	allReady := len(r.mains) > 0
+	for _, c := range r.mains {
+		allReady = allReady && c.ready
+	}
+	for _, c := range r.inits {
+		if c.sidecar {
+			allReady = allReady && c.ready
+		}
+	}
+	return allReady
 }
 
 // currentPhase derives the phase from the containers unless the pod has

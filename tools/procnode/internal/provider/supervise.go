@@ -1,13 +1,15 @@
 package provider
 
 import (
+	"errors"
 	"fmt"
 	"syscall"
 	"time"
 
-	"github.com/muster-dev/muster/tools/procnode/internal/proc"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/proc"
 )
 
 // runOnce runs one attempt of c until it exits or stop fires. It returns the
@@ -16,7 +18,8 @@ import (
 func (r *podRun) runOnce(c *ctr, stop *stopper) (code int32, stopped bool, ranFor time.Duration, cfgErr error) {
 	a, err := r.startContainer(c)
 	if err != nil {
-		if ce, ok := err.(configError); ok {
+		var ce configError
+		if errors.As(err, &ce) {
 			return 0, false, 0, ce
 		}
 		// The node itself failed to fork the shim: report it like a runtime would.

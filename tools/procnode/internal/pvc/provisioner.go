@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/muster-dev/muster/tools/procnode/internal/volume"
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +23,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/volume"
 )
 
 const (
@@ -129,8 +130,15 @@ func ours(c *corev1.PersistentVolumeClaim) bool {
 
 func volumeName(c *corev1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }
 
+// reconcile provisions volumes for new claims and removes the volumes of
+// claims that are gone.
 func (p *Provisioner) reconcile(ctx context.Context) error {
 	claims, err := p.claims.List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	p.provisionPending(ctx, claims)
+	pvs, err := p.volumes.List(labels.Everything())
 	if err != nil {
 		return err
 	}
@@ -138,6 +146,22 @@ func (p *Provisioner) reconcile(ctx context.Context) error {
 	for _, c := range claims {
 		current[c.Namespace+"/"+c.Name] = c
 	}
+	for _, pv := range pvs {
+		if pv.Annotations[annProvisionedBy] != ProvisionerName || pv.Annotations[annNode] != p.node || pv.Spec.ClaimRef == nil {
+			continue
+		}
+		ref := pv.Spec.ClaimRef
+		c := current[ref.Namespace+"/"+ref.Name]
+		if c != nil && c.UID == ref.UID {
+			continue
+		}
+		p.release(ctx, pv, c)
+	}
+	return nil
+}
+
+// provisionPending creates a volume for each of our claims that has none.
+func (p *Provisioner) provisionPending(ctx context.Context, claims []*corev1.PersistentVolumeClaim) {
 	for _, c := range claims {
 		if !ours(c) || c.Spec.VolumeName != "" || c.DeletionTimestamp != nil {
 			continue
@@ -149,33 +173,21 @@ func (p *Provisioner) reconcile(ctx context.Context) error {
 			log.Printf("provisioner: claim %s/%s: %v", c.Namespace, c.Name, err)
 		}
 	}
-	pvs, err := p.volumes.List(labels.Everything())
-	if err != nil {
-		return err
+}
+
+// release deletes the volume of a claim that is gone, and its data unless a
+// new claim of the same name (sameName, nil if none) already uses the folder.
+func (p *Provisioner) release(ctx context.Context, pv *corev1.PersistentVolume, sameName *corev1.PersistentVolumeClaim) {
+	err := p.client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		log.Printf("provisioner: deleting %s: %v", pv.Name, err)
+		return
 	}
-	for _, pv := range pvs {
-		if pv.Annotations[annProvisionedBy] != ProvisionerName || pv.Annotations[annNode] != p.node || pv.Spec.ClaimRef == nil {
-			continue
-		}
-		ref := pv.Spec.ClaimRef
-		c := current[ref.Namespace+"/"+ref.Name]
-		if c != nil && c.UID == ref.UID {
-			continue
-		}
-		// The claim is gone: delete its volume, and its data unless a new
-		// claim of the same name already uses the folder.
-		err := p.client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			log.Printf("provisioner: deleting %s: %v", pv.Name, err)
-			continue
-		}
-		if c == nil && pv.Spec.HostPath != nil && p.inStateDir(pv.Spec.HostPath.Path) {
-			if err := os.RemoveAll(pv.Spec.HostPath.Path); err != nil {
-				log.Printf("provisioner: removing %s: %v", pv.Spec.HostPath.Path, err)
-			}
+	if sameName == nil && pv.Spec.HostPath != nil && p.inStateDir(pv.Spec.HostPath.Path) {
+		if err := os.RemoveAll(pv.Spec.HostPath.Path); err != nil {
+			log.Printf("provisioner: removing %s: %v", pv.Spec.HostPath.Path, err)
 		}
 	}
-	return nil
 }
 
 func (p *Provisioner) inStateDir(path string) bool {

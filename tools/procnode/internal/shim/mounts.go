@@ -133,58 +133,63 @@ func (m *fsMaker) shadow(dir string) error {
 		return err
 	}
 	for _, e := range entries {
-		src, dst := filepath.Join(dir, e.Name()), filepath.Join(s, e.Name())
-		lst, err := os.Lstat(src)
-		if err != nil {
-			continue // vanished meanwhile
-		}
-		switch {
-		case lst.Mode()&os.ModeSymlink != 0:
-			target, err := os.Readlink(src)
-			if err != nil {
-				return err
-			}
-			if err := os.Symlink(target, dst); err != nil {
-				return err
-			}
-		case lst.IsDir():
-			if err := os.Mkdir(dst, 0o755); err != nil {
-				return err
-			}
-			if err := unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-				return err
-			}
-		default:
-			f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644)
-			if err != nil {
-				return err
-			}
-			f.Close()
-			if err := unix.Mount(src, dst, "", unix.MS_BIND, ""); err != nil {
-				return err
-			}
+		if err := mirrorEntry(filepath.Join(dir, e.Name()), filepath.Join(s, e.Name())); err != nil {
+			return err
 		}
 	}
-	if dir == "/" {
-		// Mounting over "/" does not change our root; enter the new mount
-		// through the working directory and make it the root (as switch_root does).
-		if err := os.Chdir(s); err != nil {
-			return err
-		}
-		if err := unix.Mount(s, "/", "", unix.MS_MOVE, ""); err != nil {
-			return err
-		}
-		if err := unix.Chroot("."); err != nil {
-			return err
-		}
-		if err := os.Chdir("/"); err != nil {
-			return err
-		}
-	} else if err := unix.Mount(s, dir, "", unix.MS_MOVE, ""); err != nil {
+	if err := moveOnto(s, dir); err != nil {
 		return err
 	}
 	m.owned[dir] = true
 	return nil
+}
+
+// mirrorEntry makes dst, in the shadow tmpfs, show src: a copy of a
+// symlink, or a bind mount of a directory or file.
+func mirrorEntry(src, dst string) error {
+	lst, err := os.Lstat(src)
+	if err != nil {
+		return nil // vanished meanwhile
+	}
+	switch {
+	case lst.Mode()&os.ModeSymlink != 0:
+		target, err := os.Readlink(src)
+		if err != nil {
+			return err
+		}
+		return os.Symlink(target, dst)
+	case lst.IsDir():
+		if err := os.Mkdir(dst, 0o755); err != nil {
+			return err
+		}
+		return unix.Mount(src, dst, "", unix.MS_BIND|unix.MS_REC, "")
+	default:
+		f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		_ = f.Close() // an empty placeholder: only its existence (as a mount point) matters
+		return unix.Mount(src, dst, "", unix.MS_BIND, "")
+	}
+}
+
+// moveOnto moves the shadow tmpfs s on top of dir.
+func moveOnto(s, dir string) error {
+	if dir != "/" {
+		return unix.Mount(s, dir, "", unix.MS_MOVE, "")
+	}
+	// Mounting over "/" does not change our root; enter the new mount
+	// through the working directory and make it the root (as switch_root does).
+	if err := os.Chdir(s); err != nil {
+		return err
+	}
+	if err := unix.Mount(s, "/", "", unix.MS_MOVE, ""); err != nil {
+		return err
+	}
+	if err := unix.Chroot("."); err != nil {
+		return err
+	}
+	return os.Chdir("/")
 }
 
 // detachNamespaceMounts lazily unmounts every nsfs mount in this mount
@@ -205,7 +210,7 @@ func detachNamespaceMounts() {
 			}
 		}
 	}
-	f.Close()
+	_ = f.Close()
 	for i := len(targets) - 1; i >= 0; i-- {
 		_ = unix.Unmount(targets[i], unix.MNT_DETACH)
 	}

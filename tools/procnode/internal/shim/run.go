@@ -57,10 +57,33 @@ func Main(args []string) {
 	os.Exit(code)
 }
 
+// run prepares the container's view of the system and execs its command.
+// It only returns on failure.
 func run(s *Spec) error {
 	if len(s.Argv) == 0 {
 		return fail(ExitNotFound, "no command given: the process node cannot read an image's entrypoint, set command in the pod spec")
 	}
+	if err := isolate(s); err != nil {
+		return err
+	}
+	fm, err := mountVolumes(s)
+	if err != nil {
+		return err
+	}
+	if s.Hostname != "" {
+		if err := unix.Sethostname([]byte(s.Hostname)); err != nil {
+			return fail(ExitSetupFailed, "setting hostname: %v", err)
+		}
+	}
+	if err := enterWorkingDir(fm, s.WorkingDir); err != nil {
+		return err
+	}
+	return execCommand(s)
+}
+
+// isolate joins the pod's network namespace and detaches this mount
+// namespace from the host's.
+func isolate(s *Spec) error {
 	if s.NetNS != "" {
 		if err := joinNetNS(s.NetNS); err != nil {
 			return fail(ExitSetupFailed, "joining pod network namespace: %v", err)
@@ -73,14 +96,58 @@ func run(s *Spec) error {
 	// Copies of network-namespace handles (/run/netns/*) would keep other
 	// pods' namespaces alive for as long as this container runs.
 	detachNamespaceMounts()
+	return nil
+}
 
+// mountVolumes bind-mounts the spec's mounts and the private /tmp. The
+// returned fsMaker knows which directories are safe to create paths in.
+func mountVolumes(s *Spec) (*fsMaker, error) {
 	// Resolve every host path before the first mount changes the view:
 	// a source under /tmp must be the host's, not the private /tmp.
 	scratch, err := pinPath(s.ScratchDir)
 	if err != nil {
-		return fail(ExitSetupFailed, "scratch dir: %v", err)
+		return nil, fail(ExitSetupFailed, "scratch dir: %v", err)
 	}
 	fm := &fsMaker{scratch: scratch, owned: map[string]bool{}}
+	mounts, err := pinMountSources(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range mounts {
+		if err := fm.bind(m); err != nil {
+			if m.Optional {
+				fmt.Fprintf(os.Stderr, "procnode shim: skipping %s: %v\n", m.Target, err)
+				continue
+			}
+			return nil, fail(ExitSetupFailed, "mounting %s at %s: %v", m.Source, m.Target, err)
+		}
+		if m.Target == "/tmp" {
+			fm.owned["/tmp"] = true // our own directory: safe to create mount points in
+		}
+	}
+	return fm, nil
+}
+
+// enterWorkingDir creates the working directory if the view lacks it and
+// changes into it.
+func enterWorkingDir(fm *fsMaker, wd string) error {
+	if wd == "" {
+		wd = "/"
+	}
+	if err := fm.ensure(wd, true); err != nil {
+		return fail(ExitSetupFailed, "preparing workingDir %s: %v", wd, err)
+	}
+	if err := os.Chdir(wd); err != nil {
+		return fail(ExitSetupFailed, "chdir %s: %v", wd, err)
+	}
+	return nil
+}
+
+// pinMountSources returns the mounts to make (the spec's and the private
+// /tmp) with their sources pinned, ordered parents before children so a
+// nested mount lands on top. An optional mount whose source cannot be
+// opened is left unpinned.
+func pinMountSources(s *Spec) ([]Mount, error) {
 	mounts := append([]Mount(nil), s.Mounts...)
 	if s.TmpDir != "" {
 		mounts = append(mounts, Mount{Source: s.TmpDir, Target: "/tmp"})
@@ -91,39 +158,17 @@ func run(s *Spec) error {
 			if mounts[i].Optional {
 				continue
 			}
-			return fail(ExitSetupFailed, "volume source %s: %v", mounts[i].Source, err)
+			return nil, fail(ExitSetupFailed, "volume source %s: %v", mounts[i].Source, err)
 		}
 		mounts[i].Source = p
 	}
-	// Parents before children, so a nested mount lands on top.
 	sort.SliceStable(mounts, func(i, j int) bool { return depth(mounts[i].Target) < depth(mounts[j].Target) })
-	for _, m := range mounts {
-		if err := fm.bind(m); err != nil {
-			if m.Optional {
-				fmt.Fprintf(os.Stderr, "procnode shim: skipping %s: %v\n", m.Target, err)
-				continue
-			}
-			return fail(ExitSetupFailed, "mounting %s at %s: %v", m.Source, m.Target, err)
-		}
-		if m.Target == "/tmp" {
-			fm.owned["/tmp"] = true // our own directory: safe to create mount points in
-		}
-	}
-	if s.Hostname != "" {
-		if err := unix.Sethostname([]byte(s.Hostname)); err != nil {
-			return fail(ExitSetupFailed, "setting hostname: %v", err)
-		}
-	}
-	wd := s.WorkingDir
-	if wd == "" {
-		wd = "/"
-	}
-	if err := fm.ensure(wd, true); err != nil {
-		return fail(ExitSetupFailed, "preparing workingDir %s: %v", wd, err)
-	}
-	if err := os.Chdir(wd); err != nil {
-		return fail(ExitSetupFailed, "chdir %s: %v", wd, err)
-	}
+	return mounts, nil
+}
+
+// execCommand resolves the command in the container's PATH, switches to the
+// container's user and replaces this process with the command.
+func execCommand(s *Spec) error {
 	path, err := resolveCommand(s.Argv[0], envValue(s.Env, "PATH"), s.MappedDir)
 	if err != nil {
 		return err
@@ -154,7 +199,7 @@ func joinNetNS(path string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	return unix.Setns(int(f.Fd()), unix.CLONE_NEWNET)
 }
 

@@ -5,9 +5,10 @@ import (
 	"os"
 	"sort"
 
-	"github.com/muster-dev/muster/tools/procnode/internal/podenv"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/podenv"
 )
 
 // File is one file of an API-backed volume, relative to the volume root.

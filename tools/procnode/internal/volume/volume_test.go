@@ -7,11 +7,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/muster-dev/muster/tools/procnode/internal/podenv"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/podenv"
 )
 
 type objs map[string]any
