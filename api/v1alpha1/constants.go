@@ -15,6 +15,12 @@ const (
 	// 2 for the pod that replaced it, and so on.
 	LabelTaskAttempt = "muster.dev/task-attempt"
 
+	// LabelComponent marks pods that are not tasks, e.g. the rendezvous
+	// store (value "rendezvous-store").
+	LabelComponent = "muster.dev/component"
+	// ComponentStore is LabelComponent's value on a rendezvous store pod.
+	ComponentStore = "rendezvous-store"
+
 	// AnnotationJobUID is the UID of the owning TrainingJob.
 	AnnotationJobUID = "muster.dev/job-uid"
 )

@@ -117,6 +117,10 @@ type TrainingJobStatus struct {
 	// +optional
 	Roles []RoleStatus `json:"roles,omitempty"`
 
+	// rendezvous describes the elastic role's rendezvous.
+	// +optional
+	Rendezvous *RendezvousStatus `json:"rendezvous,omitempty"`
+
 	// completion says why the job finished.
 	// +optional
 	Completion *CompletionStatus `json:"completion,omitempty"`
@@ -247,6 +251,19 @@ type ExitStatus struct {
 	// finishedAt is when the pod ended.
 	// +optional
 	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
+}
+
+// RendezvousStatus describes where an elastic role's agents meet.
+type RendezvousStatus struct {
+	// endpoint is what the agents connect to.
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+	// storePod is the job's dedicated store pod, if it has one.
+	// +optional
+	StorePod string `json:"storePod,omitempty"`
+	// storeRestarts counts the times the store pod was replaced.
+	// +optional
+	StoreRestarts int32 `json:"storeRestarts,omitempty"`
 }
 
 // CompletionStatus says why a job finished.

@@ -134,6 +134,12 @@ type ElasticPolicy struct {
 	// +required
 	Role string `json:"role"`
 
+	// rendezvous says where the agents meet. The default, a c10d store in a
+	// small pod of the job, survives the loss of any worker.
+	// +kubebuilder:default={}
+	// +optional
+	Rendezvous Rendezvous `json:"rendezvous,omitzero"`
+
 	// rendezvousPort is the port of the c10d rendezvous store.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
@@ -142,7 +148,8 @@ type ElasticPolicy struct {
 	RendezvousPort *int32 `json:"rendezvousPort,omitempty"`
 
 	// maxRestarts is torchrun's --max-restarts: how often the agent restarts
-	// its workers in place before it gives up.
+	// its workers in place before it gives up. A scale-down and a lost peer
+	// each use one; a scale-up does not.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:default=3
 	// +optional
@@ -155,6 +162,62 @@ type ElasticPolicy struct {
 	// +optional
 	NProcPerNode string `json:"nprocPerNode,omitempty"`
 }
+
+// Rendezvous configures torchrun's rendezvous.
+//
+// +kubebuilder:validation:XValidation:rule="(has(self.store) && self.store == 'External') == has(self.endpoint)",message="endpoint is required with store External, and only then"
+// +kubebuilder:validation:XValidation:rule="!has(self.backend) || self.backend == 'c10d' || (has(self.store) && self.store == 'External')",message="the etcd and etcd-v2 backends need store External with an etcd endpoint"
+type Rendezvous struct {
+	// backend is torchrun's --rdzv-backend: c10d (default), etcd or
+	// etcd-v2.
+	// +kubebuilder:default=c10d
+	// +optional
+	Backend RendezvousBackend `json:"backend,omitempty"`
+	// store says who hosts the rendezvous state:
+	//   - Dedicated (default): a c10d store in a pod of its own,
+	//     <job>-store, created with the job's attempt; every agent is a
+	//     client, so losing any worker, rank 0's included, is survivable.
+	//     If the store pod itself fails it is replaced, and the agents,
+	//     which lose their rendezvous, are restarted by the role's restart
+	//     policy (use OnFailure).
+	//   - Worker: task 0's agent hosts the c10d store, as torchrun does by
+	//     default. Losing that pod ends every agent.
+	//   - External: endpoint, e.g. a shared etcd.
+	// +kubebuilder:default=Dedicated
+	// +optional
+	Store RendezvousStore `json:"store,omitempty"`
+	// endpoint is host:port of an External store.
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Endpoint string `json:"endpoint,omitempty"`
+	// lastCallTimeoutSeconds is how long a forming world waits for more
+	// agents once it has minReplicas (torch's default is 30 s, which every
+	// rescale and recovery pays; Muster's is 5 s).
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=5
+	// +optional
+	LastCallTimeoutSeconds *int32 `json:"lastCallTimeoutSeconds,omitempty"`
+	// joinTimeoutSeconds bounds how long a world may take to form.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=600
+	// +optional
+	JoinTimeoutSeconds *int32 `json:"joinTimeoutSeconds,omitempty"`
+}
+
+// RendezvousBackend is torchrun's rendezvous backend.
+// +kubebuilder:validation:Enum=c10d;etcd;etcd-v2
+type RendezvousBackend string
+
+// RendezvousStore says who hosts the rendezvous state.
+// +kubebuilder:validation:Enum=Dedicated;Worker;External
+type RendezvousStore string
+
+// Rendezvous stores.
+const (
+	StoreDedicated RendezvousStore = "Dedicated"
+	StoreWorker    RendezvousStore = "Worker"
+	StoreExternal  RendezvousStore = "External"
+)
 
 // Role is a group of identical tasks.
 //

@@ -149,6 +149,7 @@ func (p *planner) newAttempt() {
 	for _, pod := range p.pods {
 		p.deletePod(pod, "new attempt")
 	}
+	p.removeStore("new attempt")
 	p.res.CreatePods = nil
 	p.event(false, musterv1.ReasonJobRestarting, r.message)
 }

@@ -116,7 +116,8 @@ func staticPyTorchEnv(t taskRef, pt *musterv1.PyTorchRuntime) []corev1.EnvVar {
 }
 
 // elasticEnv configures torchrun through its PET_* variables, so the user's
-// command stays a plain `torchrun train.py`.
+// command stays a plain `torchrun train.py`. A variable the template sets
+// itself wins.
 func elasticEnv(t taskRef, e *musterv1.ElasticPolicy) []corev1.EnvVar {
 	minN, maxN := t.role.Replicas, t.role.Replicas
 	if t.role.MinReplicas != nil {
@@ -124,10 +125,6 @@ func elasticEnv(t taskRef, e *musterv1.ElasticPolicy) []corev1.EnvVar {
 	}
 	if t.role.MaxReplicas != nil {
 		maxN = *t.role.MaxReplicas
-	}
-	port := int32(29400)
-	if e.RendezvousPort != nil {
-		port = *e.RendezvousPort
 	}
 	restarts := int32(3)
 	if e.MaxRestarts != nil {
@@ -137,19 +134,29 @@ func elasticEnv(t taskRef, e *musterv1.ElasticPolicy) []corev1.EnvVar {
 	if nproc == "" {
 		nproc = "1"
 	}
-	// The agent whose own hostname matches the endpoint hosts the c10d
-	// store; torch compares it with the short hostname, which never equals
-	// the pod's DNS name, so task 0 is told "localhost" to make it the host.
-	host := PodDNSName(t.job, t.role.Name, 0)
-	if t.index == 0 {
-		host = "localhost"
+	backend := string(e.Rendezvous.Backend)
+	if backend == "" {
+		backend = "c10d"
+	}
+	endpoint, client := rendezvousEndpoint(t.job, e, t.index)
+	lastCall, join := int32(5), int32(600)
+	if v := e.Rendezvous.LastCallTimeoutSeconds; v != nil {
+		lastCall = *v
+	}
+	if v := e.Rendezvous.JoinTimeoutSeconds; v != nil {
+		join = *v
+	}
+	conf := fmt.Sprintf("last_call_timeout=%d,join_timeout=%d", lastCall, join)
+	if client && backend == "c10d" {
+		conf += ",is_host=false"
 	}
 	return []corev1.EnvVar{
 		{Name: "PET_NNODES", Value: fmt.Sprintf("%d:%d", minN, maxN)},
 		{Name: "PET_NPROC_PER_NODE", Value: nproc},
-		{Name: "PET_RDZV_BACKEND", Value: "c10d"},
-		{Name: "PET_RDZV_ENDPOINT", Value: fmt.Sprintf("%s:%d", host, port)},
+		{Name: "PET_RDZV_BACKEND", Value: backend},
+		{Name: "PET_RDZV_ENDPOINT", Value: endpoint},
 		{Name: "PET_RDZV_ID", Value: string(t.job.UID)},
+		{Name: "PET_RDZV_CONF", Value: conf},
 		{Name: "PET_MAX_RESTARTS", Value: strconv.Itoa(int(restarts))},
 		// torch 1.13 checks its workers every 5 s by default; a failure
 		// should not wait that long to be noticed.

@@ -23,6 +23,7 @@ func (p *planner) finish() {
 	}
 	p.setCondition(cond, true, reason, o.Completion.Message)
 	p.event(!o.Succeeded, reason, o.Completion.Message)
+	p.removeStore("finished")
 	p.cleanUp()
 	p.expireTTL()
 }
@@ -30,6 +31,9 @@ func (p *planner) finish() {
 // cleanUp deletes the pods spec.run.cleanPodPolicy says a finished job does
 // not keep, and marks their tasks stopped.
 func (p *planner) cleanUp() {
+	// The rendezvous store is the job's plumbing, not a task: it never
+	// outlives the job.
+	p.removeStore("finished")
 	policy := p.job.Spec.Run.CleanPodPolicy
 	if policy == musterv1.CleanPodPolicyNone {
 		return
@@ -79,6 +83,7 @@ func (p *planner) suspend() {
 	for _, pod := range p.pods {
 		p.deletePod(pod, "suspended")
 	}
+	p.removeStore("suspended")
 	for i := range p.status.Roles {
 		for j := range p.status.Roles[i].Tasks {
 			t := &p.status.Roles[i].Tasks[j]

@@ -53,7 +53,7 @@ type Result struct {
 	SuspendJob bool
 	// DefaultReplicas fills an unset spec.replicas.
 	DefaultReplicas *int32
-	Events     []Event
+	Events          []Event
 	// RequeueAfter is when the plan changes by the clock alone (a deadline,
 	// a TTL), or zero.
 	RequeueAfter time.Duration
@@ -77,7 +77,12 @@ type planner struct {
 	outcome      *Outcome
 	waiting      []string // roles held back by dependsOn, for the Running condition
 	delayed      bool     // a new attempt waits out a conflict delay
-	res          Result
+	// store is the job's rendezvous store pod, if any; storeReady once it
+	// runs; waitingForStore when a task waited for it in this plan.
+	store           *corev1.Pod
+	storeReady      bool
+	waitingForStore bool
+	res             Result
 }
 
 // Plan decides what to do next for a job.
@@ -135,6 +140,15 @@ func (p *planner) indexPods() {
 		replicas[r.Name] = max(r.Replicas, int32(len(tasksOf(p.status, r.Name))))
 	}
 	for _, pod := range p.all {
+		if pod.Labels[musterv1.LabelComponent] == musterv1.ComponentStore {
+			if pod.Name == StorePodName(p.job) && pod.Labels[musterv1.LabelJobAttempt] == strconv.Itoa(int(p.status.Attempt)) {
+				p.store = pod
+			} else {
+				p.strays[pod.Name] = true
+				p.deletePod(pod, "stray")
+			}
+			continue
+		}
 		n, known := replicas[pod.Labels[musterv1.LabelRole]]
 		idx, err := strconv.Atoi(pod.Labels[musterv1.LabelTaskIndex])
 		stray := !known || err != nil || int32(idx) >= n ||
@@ -172,6 +186,7 @@ func (p *planner) run() {
 	p.checkDeadline()
 	p.checkDependencies()
 	p.delayed = p.holdForDelay()
+	p.syncStore()
 	roles := make([]musterv1.RoleStatus, 0, len(p.job.Spec.Roles))
 	for i := range p.job.Spec.Roles {
 		rs := p.syncRole(&p.job.Spec.Roles[i], roles)
@@ -380,6 +395,10 @@ func (p *planner) createPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
 	if p.outcome != nil || p.strays[ts.Pod] || p.delayed {
 		// A finished job makes nothing; a name still held by a stray pod is
 		// reused once that pod is gone.
+		return
+	}
+	if p.waitsForStore(role) {
+		p.waitingForStore = true
 		return
 	}
 	pod, err := DesiredPod(p.job, role, ts.Index, ts.Attempts+1)

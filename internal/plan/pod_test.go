@@ -99,30 +99,44 @@ func TestPyTorchEnv(t *testing.T) {
 }
 
 func TestElasticEnv(t *testing.T) {
-	job := testutil.MakeJob("el", "ns").UID("u").Role("worker", 3).Elastic(2, 4).Obj()
-	pod, err := DesiredPod(job, &job.Spec.Roles[0], 1, 1)
-	if err != nil {
-		t.Fatal(err)
+	cases := map[string]struct {
+		store    musterv1.RendezvousStore
+		endpoint string
+		index    int32
+		want     map[string]string
+	}{
+		"dedicated store (the default): every agent is a client": {"", "", 0, map[string]string{
+			"PET_RDZV_ENDPOINT": "el-store.el:29400", "PET_RDZV_CONF": "last_call_timeout=5,join_timeout=600,is_host=false"}},
+		"worker store: task 0 hosts it": {musterv1.StoreWorker, "", 0, map[string]string{
+			"PET_RDZV_ENDPOINT": "localhost:29400", "PET_RDZV_CONF": "last_call_timeout=5,join_timeout=600"}},
+		"worker store: the others connect to task 0": {musterv1.StoreWorker, "", 1, map[string]string{
+			"PET_RDZV_ENDPOINT": "el-worker-0.el:29400"}},
+		"external store": {musterv1.StoreExternal, "etcd.infra:2379", 1, map[string]string{
+			"PET_RDZV_ENDPOINT": "etcd.infra:2379"}},
 	}
-	env := envMap(pod.Spec.Containers[0])
-	want := map[string]string{
-		"PET_NNODES": "2:4", "PET_RDZV_BACKEND": "c10d", "PET_RDZV_ENDPOINT": "el-worker-0.el:29400",
-		"PET_RDZV_ID": "u", "PET_NPROC_PER_NODE": "1", "PET_MAX_RESTARTS": "3", "PET_MONITOR_INTERVAL": "1",
-	}
-	for k, v := range want {
-		if env[k] != v {
-			t.Errorf("%s = %q, want %q", k, env[k], v)
-		}
-	}
-	if _, ok := env["RANK"]; ok {
-		t.Error("torchrun sets RANK itself; the operator must not")
-	}
-	pod0, err := DesiredPod(job, &job.Spec.Roles[0], 0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := envMap(pod0.Spec.Containers[0])["PET_RDZV_ENDPOINT"]; got != "localhost:29400" {
-		t.Errorf("task 0 hosts the store: PET_RDZV_ENDPOINT = %q, want localhost:29400", got)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := testutil.MakeJob("el", "ns").UID("u").Role("worker", 3).Elastic(2, 4).Obj()
+			job.Spec.Runtime.PyTorch.Elastic.Rendezvous = musterv1.Rendezvous{Store: tc.store, Endpoint: tc.endpoint}
+			pod, err := DesiredPod(job, &job.Spec.Roles[0], tc.index, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := envMap(pod.Spec.Containers[0])
+			want := map[string]string{"PET_NNODES": "2:4", "PET_RDZV_BACKEND": "c10d", "PET_RDZV_ID": "u",
+				"PET_NPROC_PER_NODE": "1", "PET_MAX_RESTARTS": "3", "PET_MONITOR_INTERVAL": "1"}
+			for k, v := range tc.want {
+				want[k] = v
+			}
+			for k, v := range want {
+				if env[k] != v {
+					t.Errorf("%s = %q, want %q", k, env[k], v)
+				}
+			}
+			if _, ok := env["RANK"]; ok {
+				t.Error("torchrun sets RANK itself; the operator must not")
+			}
+		})
 	}
 }
 

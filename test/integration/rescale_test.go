@@ -121,9 +121,11 @@ func TestRescaleBasic(t *testing.T) {
 // HorizontalPodAutoscaler do, within minReplicas and maxReplicas.
 func TestScaleSubresource(t *testing.T) {
 	e := newEnv(t)
-	e.create(e.job("sc").Role("worker", 2).Elastic(1, 3).Obj())
+	job := e.job("sc").Role("worker", 2).Elastic(1, 3).Obj()
+	job.Spec.Runtime.PyTorch.Elastic.Rendezvous.Store = musterv1.StoreWorker
+	e.create(job)
 	e.runAll("sc", 2)
-	job := e.get("sc")
+	job = e.get("sc")
 	scale := &autoscalingv1.Scale{}
 	e.g.Eventually(func(g gomega.Gomega) {
 		g.Expect(k8s.SubResource("scale").Get(e.ctx(), job, scale)).To(gomega.Succeed())

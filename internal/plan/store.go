@@ -1,0 +1,186 @@
+package plan
+
+import (
+	"fmt"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// storeScript runs a c10d TCPStore server and nothing else. The agents all
+// connect to it as clients, so no worker's loss takes the rendezvous state
+// with it.
+const storeScript = `import os, time
+from torch.distributed import TCPStore
+port = int(os.environ["MUSTER_STORE_PORT"])
+store = TCPStore("0.0.0.0", port, is_master=True, wait_for_workers=False)
+print(f"rendezvous store listening on :{port}", flush=True)
+while True:
+    time.sleep(3600)
+`
+
+// elasticPolicy is the job's elastic policy, or nil.
+func elasticPolicy(job *musterv1.TrainingJob) *musterv1.ElasticPolicy {
+	if rt := job.Spec.Runtime; rt != nil && rt.PyTorch != nil {
+		return rt.PyTorch.Elastic
+	}
+	return nil
+}
+
+// storeKind is the elastic role's rendezvous store, with defaults applied.
+func storeKind(e *musterv1.ElasticPolicy) musterv1.RendezvousStore {
+	if e.Rendezvous.Store == "" {
+		return musterv1.StoreDedicated
+	}
+	return e.Rendezvous.Store
+}
+
+// hasDedicatedStore is whether the job runs a store pod of its own.
+func hasDedicatedStore(job *musterv1.TrainingJob) bool {
+	e := elasticPolicy(job)
+	return e != nil && storeKind(e) == musterv1.StoreDedicated
+}
+
+// StorePodName is the name of the job's rendezvous store pod. Task pods
+// always end in their index, so it never clashes with one.
+func StorePodName(job *musterv1.TrainingJob) string { return job.Name + "-store" }
+
+func rendezvousPort(e *musterv1.ElasticPolicy) int32 {
+	if e.RendezvousPort != nil {
+		return *e.RendezvousPort
+	}
+	return 29400
+}
+
+// rendezvousEndpoint is what task index's agent connects to, and whether
+// the agent must not host the store itself.
+func rendezvousEndpoint(job *musterv1.TrainingJob, e *musterv1.ElasticPolicy, index int32) (endpoint string, client bool) {
+	port := rendezvousPort(e)
+	switch storeKind(e) {
+	case musterv1.StoreExternal:
+		return e.Rendezvous.Endpoint, true
+	case musterv1.StoreWorker:
+		// torch compares the endpoint with the agent's short hostname,
+		// which never equals the pod's DNS name: task 0 is told localhost
+		// so that it hosts the store.
+		host := PodDNSName(job, e.Role, 0)
+		if index == 0 {
+			host = "localhost"
+		}
+		return fmt.Sprintf("%s:%d", host, port), false
+	default:
+		return fmt.Sprintf("%s.%s:%d", StorePodName(job), ServiceName(job), port), true
+	}
+}
+
+// DesiredStorePod builds the job's rendezvous store pod from the elastic
+// role's template: its image (which has python3 and torch) and where it
+// may be scheduled, with the command replaced and nothing else.
+func DesiredStorePod(job *musterv1.TrainingJob) (*corev1.Pod, error) {
+	e := elasticPolicy(job)
+	role := roleOf(job, e.Role)
+	if role == nil || len(role.Template.Spec.Containers) == 0 {
+		return nil, fmt.Errorf("spec.runtime.pytorch.elastic.role %q has no container to take the store's image from", e.Role)
+	}
+	name := StorePodName(job)
+	tmpl := role.Template.Spec
+	c := tmpl.Containers[0]
+	port := rendezvousPort(e)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: name, Namespace: job.Namespace,
+			Labels: map[string]string{
+				musterv1.LabelJobName: job.Name, musterv1.LabelComponent: musterv1.ComponentStore,
+				musterv1.LabelJobAttempt: strconv.Itoa(int(job.Status.Attempt)),
+			},
+			Annotations:     map[string]string{musterv1.AnnotationJobUID: string(job.UID)},
+			OwnerReferences: []metav1.OwnerReference{OwnerReference(job)},
+		},
+		Spec: corev1.PodSpec{
+			Hostname: name, Subdomain: ServiceName(job),
+			RestartPolicy:                 corev1.RestartPolicyNever,
+			TerminationGracePeriodSeconds: new(int64(5)),
+			NodeSelector:                  tmpl.NodeSelector,
+			Affinity:                      tmpl.Affinity,
+			Tolerations:                   tmpl.Tolerations,
+			ImagePullSecrets:              tmpl.ImagePullSecrets,
+			PriorityClassName:             tmpl.PriorityClassName,
+			SchedulerName:                 tmpl.SchedulerName,
+			SecurityContext:               tmpl.SecurityContext,
+			Containers: []corev1.Container{{
+				Name: "store", Image: c.Image, ImagePullPolicy: c.ImagePullPolicy,
+				Command:         []string{"python3", "-c", storeScript},
+				Env:             []corev1.EnvVar{{Name: "MUSTER_STORE_PORT", Value: strconv.Itoa(int(port))}, {Name: "PYTHONUNBUFFERED", Value: "1"}},
+				Ports:           []corev1.ContainerPort{{Name: "rendezvous", ContainerPort: port}},
+				SecurityContext: c.SecurityContext,
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("50m"), corev1.ResourceMemory: resource.MustParse("128Mi"),
+				}},
+				TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
+			}},
+		},
+	}
+	return pod, nil
+}
+
+// syncStore keeps the job's dedicated store pod running: made with the
+// attempt, replaced when it ends, deleted when the job no longer needs it.
+func (p *planner) syncStore() {
+	if !hasDedicatedStore(p.job) {
+		p.removeStore("no dedicated store")
+		return
+	}
+	rs := p.rendezvousStatus()
+	pod := p.store
+	switch {
+	case pod == nil:
+		if p.outcome != nil || p.restart != nil || p.delayed {
+			return
+		}
+		desired, err := DesiredStorePod(p.job)
+		if err != nil {
+			p.failForGood(musterv1.CompletionStatus{Reason: musterv1.ReasonInvalidSpec, Message: err.Error()})
+			return
+		}
+		p.res.CreatePods = append(p.res.CreatePods, desired)
+	case pod.DeletionTimestamp != nil:
+	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+		rs.StoreRestarts++
+		p.event(true, "StoreRestarting", "the rendezvous store "+pod.Name+" ended ("+describeExit(ExitOf(pod, p.classifier))+"); replacing it")
+		p.deletePod(pod, "store ended")
+	case pod.Status.Phase == corev1.PodRunning:
+		p.storeReady = true
+	}
+}
+
+func (p *planner) rendezvousStatus() *musterv1.RendezvousStatus {
+	e := elasticPolicy(p.job)
+	if p.status.Rendezvous == nil {
+		p.status.Rendezvous = &musterv1.RendezvousStatus{}
+	}
+	rs := p.status.Rendezvous
+	rs.Endpoint, _ = rendezvousEndpoint(p.job, e, 0)
+	rs.StorePod = ""
+	if hasDedicatedStore(p.job) {
+		rs.StorePod = StorePodName(p.job)
+	}
+	return rs
+}
+
+// removeStore deletes the store pod, if there is one.
+func (p *planner) removeStore(reason string) {
+	if p.store != nil {
+		p.deletePod(p.store, reason)
+	}
+}
+
+// waitsForStore is whether role's pods wait for the store: agents started
+// before it could not even resolve its name.
+func (p *planner) waitsForStore(role *musterv1.Role) bool {
+	e := elasticPolicy(p.job)
+	return e != nil && e.Role == role.Name && hasDedicatedStore(p.job) && !p.storeReady
+}

@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/demo"
+	"github.com/muster-dev/muster/internal/joblogs"
+)
+
+// podProcesses are the host processes of a pod's containers, found by the
+// pod name and namespace Muster puts in their environment.
+func podProcesses(ns, pod string) []int {
+	want := [][]byte{[]byte(musterv1.EnvPodName + "=" + pod + "\x00"), []byte(musterv1.EnvJobNamespace + "=" + ns + "\x00")}
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	var pids []int
+	for _, d := range dirs {
+		env, err := os.ReadFile(filepath.Join(d, "environ"))
+		if err != nil || !bytes.Contains(env, want[0]) || !bytes.Contains(env, want[1]) {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(d)); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// eventLog collects the example's progress events with the pod each came
+// from.
+type eventLog struct {
+	mu     sync.Mutex
+	events []demo.Event
+	pods   []string
+}
+
+func (l *eventLog) add(line joblogs.Line) {
+	if e, ok := demo.ParseEvent(line.Text); ok {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.events = append(l.events, e)
+		l.pods = append(l.pods, line.Pod)
+	}
+}
+
+// lastEpoch is the newest epoch event and the pod that printed it (rank 0).
+func (l *eventLog) lastEpoch() (demo.Event, string, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := len(l.events) - 1; i >= 0; i-- {
+		if l.events[i].Name == "epoch" {
+			return l.events[i], l.pods[i], true
+		}
+	}
+	return demo.Event{}, "", false
+}
+
+// Killing every process of the pod that hosts rank 0 does not end the job:
+// the agents meet at the job's store pod, the others re-form the world, the
+// lost worker is replaced and rejoins, and training goes on from its
+// checkpoint to success.
+func TestLosingRankZeroDoesNotEndTheJob(t *testing.T) {
+	g := gomega.NewWithT(t)
+	c := jobClient(g)
+	ns := newNamespace(t, g)
+	bins, _, err := cluster.BinaryPaths()
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	out, err := exec.Command(bins.Kubectl(), "--kubeconfig", cluster.Kubeconfig(), "apply", "--server-side", "-n", ns,
+		"-k", filepath.Join(cluster.Root, "examples", "pytorch-elastic")).CombinedOutput()
+	g.Expect(err).NotTo(gomega.HaveOccurred(), string(out))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	log := &eventLog{}
+	go func() { _ = joblogs.Follow(ctx, cs, ns, demo.JobName, joblogs.Options{Follow: true}, log.add) }()
+
+	var before demo.Event
+	var rank0 string
+	g.Eventually(func() error {
+		e, pod, ok := log.lastEpoch()
+		if !ok || e.Epoch < 2 {
+			return fmt.Errorf("no epoch 2 yet")
+		}
+		before, rank0 = e, pod
+		return nil
+	}, jobTimeout, time.Second).Should(gomega.Succeed())
+	pids := podProcesses(ns, rank0)
+	g.Expect(pids).NotTo(gomega.BeEmpty(), "processes of %s", rank0)
+	t.Logf("killing %s (rank 0, epoch %d): pids %v", rank0, before.Epoch, pids)
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+
+	g.Eventually(func() error {
+		e, _, _ := log.lastEpoch()
+		if e.Epoch <= before.Epoch+1 {
+			return fmt.Errorf("training has not gone on yet: epoch %d", e.Epoch)
+		}
+		return nil
+	}, jobTimeout, time.Second).Should(gomega.Succeed(), "training goes on after rank 0's pod is lost")
+
+	got := waitJob(g, c, ns, demo.JobName, phaseIs(musterv1.PhaseSucceeded))
+	g.Expect(got.Status.Restarts.Total).To(gomega.BeNumerically(">=", 1), "the lost worker was replaced")
+	g.Expect(got.Status.Rendezvous.StoreRestarts).To(gomega.BeZero())
+}
