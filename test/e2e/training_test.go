@@ -76,10 +76,20 @@ func TestElasticDemo(t *testing.T) {
 		Example: filepath.Join(cluster.Root, "examples", "pytorch-elastic"),
 	})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	g.Expect(rep.Progress.Worlds).To(gomega.Equal([]int{4, 2, 3}))
-	g.Expect(rep.Progress.Resumes).To(gomega.HaveLen(2))
-	g.Expect(rep.Progress.Resumes[0]).To(gomega.BeNumerically(">", 0), "the world of 2 resumed from a checkpoint")
-	g.Expect(rep.Progress.Resumes[1]).To(gomega.BeNumerically(">", rep.Progress.Resumes[0]), "the world of 3 resumed from a later one")
+	// The removed pods may stop a moment apart, so torch can form a passing
+	// world in between (4 -> 3 -> 2): what matters is the order 4, 2, 3.
+	worlds := rep.Progress.Worlds
+	g.Expect(worlds[0]).To(gomega.Equal(4), "worlds %v", worlds)
+	g.Expect(worlds[len(worlds)-1]).To(gomega.Equal(3), "worlds %v", worlds)
+	g.Expect(worlds[1 : len(worlds)-1]).To(gomega.ContainElement(2), "worlds %v", worlds)
+	resumes := rep.Progress.Resumes
+	g.Expect(len(resumes)).To(gomega.BeNumerically(">=", 2), "each new world resumed: %v", resumes)
+	for i, r := range resumes {
+		g.Expect(r).To(gomega.BeNumerically(">", 0), "resumes %v", resumes)
+		if i > 0 {
+			g.Expect(r).To(gomega.BeNumerically(">=", resumes[i-1]), "from ever later checkpoints: %v", resumes)
+		}
+	}
 	g.Expect(rep.Progress.Finished).To(gomega.BeTrue())
 	g.Expect(rep.Phase).To(gomega.Equal(musterv1.PhaseSucceeded))
 	g.Expect(rep.Completion).To(gomega.Equal("SucceededTaskCount 1 has reached MinSucceededTaskCount 1 in role worker"))

@@ -192,6 +192,10 @@ func (r *podRun) launch(a *attempt, s *shim.Spec, specPath string) (*attempt, er
 	return a, nil
 }
 
+// defaultPath is the PATH a container gets when it sets none, as an
+// image's default would be.
+const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
 // finalEnv adds what an image would normally provide (PATH, HOME,
 // HOSTNAME) to the container's resolved environment. An --image-map
 // directory always goes first in PATH.
@@ -207,10 +211,10 @@ func finalEnv(env []podenv.Var, mappedDir, hostname string, hostNetwork bool) []
 		out = append(out, v.Name+"="+val)
 	}
 	if !has["PATH"] {
-		p := os.Getenv("PATH")
-		if p == "" {
-			p = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-		}
+		// An image's usual PATH, not the node's: whatever the node's own
+		// shell put first (a version manager's shims, say) must not decide
+		// which python3 a pod runs.
+		p := defaultPath
 		if mappedDir != "" {
 			p = mappedDir + ":" + p
 		}
