@@ -98,4 +98,5 @@ const (
 	ReasonSuspendedByPolicy = "SuspendedByPolicy"
 	ReasonPodPendingTimeout = "PodPendingTimeout"
 	ReasonForceDeleted      = "ForceDeleted"
+	ReasonBelowMinReplicas  = "BelowMinReplicas"
 )

@@ -117,9 +117,9 @@ type TrainingJobStatus struct {
 	// +optional
 	Roles []RoleStatus `json:"roles,omitempty"`
 
-	// rendezvous describes the elastic role's rendezvous.
+	// elastic describes the elastic role: its rendezvous and its size.
 	// +optional
-	Rendezvous *RendezvousStatus `json:"rendezvous,omitempty"`
+	Elastic *ElasticStatus `json:"elastic,omitempty"`
 
 	// completion says why the job finished.
 	// +optional
@@ -253,8 +253,9 @@ type ExitStatus struct {
 	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
 }
 
-// RendezvousStatus describes where an elastic role's agents meet.
-type RendezvousStatus struct {
+// ElasticStatus describes an elastic role: where its agents meet, and how
+// long it has had too few of them.
+type ElasticStatus struct {
 	// endpoint is what the agents connect to.
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
@@ -264,6 +265,11 @@ type RendezvousStatus struct {
 	// storeRestarts counts the times the store pod was replaced.
 	// +optional
 	StoreRestarts int32 `json:"storeRestarts,omitempty"`
+	// belowMinSince is when the role last fell below minReplicas running
+	// tasks; the job fails if it stays there longer than
+	// spec.runtime.pytorch.elastic.belowMinTimeoutSeconds.
+	// +optional
+	BelowMinSince *metav1.Time `json:"belowMinSince,omitempty"`
 }
 
 // CompletionStatus says why a job finished.

@@ -161,6 +161,15 @@ type ElasticPolicy struct {
 	// +kubebuilder:default="1"
 	// +optional
 	NProcPerNode string `json:"nprocPerNode,omitempty"`
+
+	// belowMinTimeoutSeconds is how long the role may have fewer than
+	// minReplicas running tasks (workers lost and not yet replaced, pods
+	// that cannot be scheduled) before the job fails with reason
+	// BelowMinReplicas. The job never fails sooner for a lost worker.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:default=600
+	// +optional
+	BelowMinTimeoutSeconds *int32 `json:"belowMinTimeoutSeconds,omitempty"`
 }
 
 // Rendezvous configures torchrun's rendezvous.

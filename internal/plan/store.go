@@ -134,7 +134,7 @@ func (p *planner) syncStore() {
 		p.removeStore("no dedicated store")
 		return
 	}
-	rs := p.rendezvousStatus()
+	rs := p.elasticStatus()
 	pod := p.store
 	switch {
 	case pod == nil:
@@ -157,12 +157,12 @@ func (p *planner) syncStore() {
 	}
 }
 
-func (p *planner) rendezvousStatus() *musterv1.RendezvousStatus {
+func (p *planner) elasticStatus() *musterv1.ElasticStatus {
 	e := elasticPolicy(p.job)
-	if p.status.Rendezvous == nil {
-		p.status.Rendezvous = &musterv1.RendezvousStatus{}
+	if p.status.Elastic == nil {
+		p.status.Elastic = &musterv1.ElasticStatus{}
 	}
-	rs := p.status.Rendezvous
+	rs := p.status.Elastic
 	rs.Endpoint, _ = rendezvousEndpoint(p.job, e, 0)
 	rs.StorePod = ""
 	if hasDedicatedStore(p.job) {

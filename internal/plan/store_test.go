@@ -2,6 +2,7 @@ package plan
 
 import (
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -32,15 +33,15 @@ func TestDedicatedStoreLifecycle(t *testing.T) {
 		t.Fatalf("then the workers start: %d creates", len(res.CreatePods))
 	}
 	w.runEverything()
-	if w.job.Status.Phase != musterv1.PhaseRunning || w.job.Status.Rendezvous.StorePod != "el-store" {
-		t.Fatalf("phase %s rendezvous %+v", w.job.Status.Phase, w.job.Status.Rendezvous)
+	if w.job.Status.Phase != musterv1.PhaseRunning || w.job.Status.Elastic.StorePod != "el-store" {
+		t.Fatalf("phase %s rendezvous %+v", w.job.Status.Phase, w.job.Status.Elastic)
 	}
 
 	// The store fails: it is replaced; the workers keep their pods.
 	w.exit("el-store", 1)
 	w.step()
-	if w.job.Status.Rendezvous.StoreRestarts != 1 || w.job.Status.Restarts.Total != 0 {
-		t.Fatalf("rendezvous %+v restarts %+v", w.job.Status.Rendezvous, w.job.Status.Restarts)
+	if w.job.Status.Elastic.StoreRestarts != 1 || w.job.Status.Restarts.Total != 0 {
+		t.Fatalf("rendezvous %+v restarts %+v", w.job.Status.Elastic, w.job.Status.Restarts)
 	}
 	w.step()
 	if w.pods["el-store"] == nil || w.pods["el-worker-0"] == nil {
@@ -69,5 +70,38 @@ func TestStoreGoesWhenTheJobFinishes(t *testing.T) {
 	}
 	if w.pods["el-store"] != nil || w.pods["el-worker-1"] == nil {
 		t.Fatal("the store goes even with cleanPodPolicy None; the tasks stay")
+	}
+}
+
+func TestBelowMinReplicasWaitsThenFails(t *testing.T) {
+	job := testutil.MakeJob("el", "ns").UID("el").Role("worker", 3).Elastic(2, 3).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj()
+	job.Spec.Runtime.PyTorch.Elastic.Rendezvous.Store = musterv1.StoreWorker
+	job.Spec.Runtime.PyTorch.Elastic.BelowMinTimeoutSeconds = new(int32(60))
+	w := newWorld(t, job)
+	w.runAll()
+	if w.job.Status.Elastic.BelowMinSince != nil {
+		t.Fatal("3 running of min 2: not below")
+	}
+	// Two workers lost: one runs, the replacements cannot start.
+	w.setPhase("el-worker-1", corev1.PodPending)
+	w.setPhase("el-worker-2", corev1.PodPending)
+	res := w.step()
+	since := w.job.Status.Elastic.BelowMinSince
+	if since == nil || res.RequeueAfter != 60*time.Second || w.job.Status.Phase == musterv1.PhaseFailed {
+		t.Fatalf("below min: since %v requeue %v phase %s", since, res.RequeueAfter, w.job.Status.Phase)
+	}
+	w.now = w.now.Add(30 * time.Second)
+	w.setPhase("el-worker-1", corev1.PodRunning)
+	w.step()
+	if w.job.Status.Elastic.BelowMinSince != nil {
+		t.Fatal("back at min: the clock clears")
+	}
+	w.setPhase("el-worker-1", corev1.PodPending)
+	w.step()
+	w.now = w.now.Add(61 * time.Second)
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseFailed || w.job.Status.Completion.Reason != musterv1.ReasonBelowMinReplicas {
+		t.Fatalf("phase %s completion %+v", w.job.Status.Phase, w.job.Status.Completion)
 	}
 }

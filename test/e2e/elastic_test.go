@@ -113,5 +113,5 @@ func TestLosingRankZeroDoesNotEndTheJob(t *testing.T) {
 
 	got := waitJob(g, c, ns, demo.JobName, phaseIs(musterv1.PhaseSucceeded))
 	g.Expect(got.Status.Restarts.Total).To(gomega.BeNumerically(">=", 1), "the lost worker was replaced")
-	g.Expect(got.Status.Rendezvous.StoreRestarts).To(gomega.BeZero())
+	g.Expect(got.Status.Elastic.StoreRestarts).To(gomega.BeZero())
 }

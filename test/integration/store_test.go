@@ -22,7 +22,7 @@ func TestDedicatedRendezvousStore(t *testing.T) {
 		g.Expect(condition(j, musterv1.ConditionRunning)).NotTo(gomega.BeNil())
 		g.Expect(condition(j, musterv1.ConditionRunning).Message).To(gomega.ContainSubstring("waits for the rendezvous store el-store"))
 	})
-	e.g.Expect(got.Status.Rendezvous.Endpoint).To(gomega.Equal("el-store.el:29400"))
+	e.g.Expect(got.Status.Elastic.Endpoint).To(gomega.Equal("el-store.el:29400"))
 
 	e.run(store)
 	workers := e.waitPodCount("el", 3)

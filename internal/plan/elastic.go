@@ -1,0 +1,59 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// defaultBelowMinTimeout bounds how long an elastic role may run short.
+const defaultBelowMinTimeout = 600 * time.Second
+
+// checkElasticSize fails an elastic job only once its role has had fewer
+// than minReplicas running tasks for belowMinTimeoutSeconds (capabilities
+// decision 4): a lost worker is replaced meanwhile, and a role that comes
+// back to minReplicas clears the clock.
+func (p *planner) checkElasticSize(roles []musterv1.RoleStatus) {
+	e := elasticPolicy(p.job)
+	if e == nil || p.outcome != nil || p.restart != nil {
+		return
+	}
+	role := roleOf(p.job, e.Role)
+	rs := roleStatus(&musterv1.TrainingJobStatus{Roles: roles}, e.Role)
+	if role == nil || rs == nil {
+		return
+	}
+	minN := role.Replicas
+	if role.MinReplicas != nil {
+		minN = *role.MinReplicas
+	}
+	es := p.elasticStatus()
+	var up int32
+	for _, t := range rs.Tasks {
+		if counted(t) && (t.State == musterv1.TaskRunning || t.State == musterv1.TaskSucceeded) {
+			up++
+		}
+	}
+	if up >= minN {
+		es.BelowMinSince = nil
+		return
+	}
+	if es.BelowMinSince == nil {
+		es.BelowMinSince = new(metav1.NewTime(p.now.Time))
+	}
+	timeout := defaultBelowMinTimeout
+	if e.BelowMinTimeoutSeconds != nil {
+		timeout = time.Duration(*e.BelowMinTimeoutSeconds) * time.Second
+	}
+	if left := es.BelowMinSince.Add(timeout).Sub(p.now.Time); left > 0 {
+		p.requeue(left)
+		return
+	}
+	p.fail(musterv1.CompletionStatus{
+		Reason: musterv1.ReasonBelowMinReplicas, Role: e.Role,
+		Message: fmt.Sprintf("role %s has had fewer than minReplicas (%d) running tasks for %s", e.Role, minN, timeout),
+	})
+}
