@@ -101,8 +101,8 @@ demo: deps ## Start a local cluster, run the elastic PyTorch example (4 -> 2 -> 
 	go run ./cmd/muster demo $(DEMO_FLAGS)
 
 .PHONY: bench
-bench: ## Benchmarks; writes a report under _output/bench.
-	@echo "make bench: the scale benchmarks run on the local cluster's KWOK nodes; see docs/benchmarks.md"
+bench: deps ## Benchmarks on the local cluster (root); writes _output/bench/report.md with every ratio to its floor.
+	go run ./test/bench $(BENCH_FLAGS)
 
 ##@ Tools
 

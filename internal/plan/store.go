@@ -11,10 +11,10 @@ import (
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 )
 
-// storeScript runs a c10d TCPStore server and nothing else. The agents all
+// StoreScript runs a c10d TCPStore server and nothing else. The agents all
 // connect to it as clients, so no worker's loss takes the rendezvous state
 // with it.
-const storeScript = `import os, time
+const StoreScript = `import os, time
 from torch.distributed import TCPStore
 port = int(os.environ["MUSTER_STORE_PORT"])
 store = TCPStore("0.0.0.0", port, is_master=True, wait_for_workers=False)
@@ -113,7 +113,7 @@ func DesiredStorePod(job *musterv1.TrainingJob) (*corev1.Pod, error) {
 			SecurityContext:               tmpl.SecurityContext,
 			Containers: []corev1.Container{{
 				Name: "store", Image: c.Image, ImagePullPolicy: c.ImagePullPolicy,
-				Command:         []string{"python3", "-c", storeScript},
+				Command:         []string{"python3", "-c", StoreScript},
 				Env:             []corev1.EnvVar{{Name: "MUSTER_STORE_PORT", Value: strconv.Itoa(int(port))}, {Name: "PYTHONUNBUFFERED", Value: "1"}},
 				Ports:           []corev1.ContainerPort{{Name: "rendezvous", ContainerPort: port}},
 				SecurityContext: c.SecurityContext,
