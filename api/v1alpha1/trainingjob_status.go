@@ -117,6 +117,10 @@ type TrainingJobStatus struct {
 	// +optional
 	Roles []RoleStatus `json:"roles,omitempty"`
 
+	// autoscaler is what the throughput autoscaler measured and decided.
+	// +optional
+	Autoscaler *AutoscalerStatus `json:"autoscaler,omitempty"`
+
 	// elastic describes the elastic role: its rendezvous and its size.
 	// +optional
 	Elastic *ElasticStatus `json:"elastic,omitempty"`

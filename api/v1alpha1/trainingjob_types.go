@@ -41,6 +41,7 @@ type TrainingJob struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.pytorch) || !has(self.runtime.pytorch.masterRole) || self.roles.exists(r, r.name == self.runtime.pytorch.masterRole)",message="spec.runtime.pytorch.masterRole must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.pytorch) || !has(self.runtime.pytorch.elastic) || self.roles.exists(r, r.name == self.runtime.pytorch.elastic.role)",message="spec.runtime.pytorch.elastic.role must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="self.roles.all(r, !has(r.dependsOn) || r.dependsOn.all(d, d.role != r.name && self.roles.exists(x, x.name == d.role)))",message="spec.roles[].dependsOn[].role must name another role of the job"
+// +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (has(self.runtime) && has(self.runtime.pytorch) && has(self.runtime.pytorch.elastic) && self.roles.exists(r, r.name == self.runtime.pytorch.elastic.role && has(r.minReplicas) && has(r.maxReplicas)))",message="spec.autoscaling needs an elastic role with minReplicas and maxReplicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.policies) || self.policies.all(p, !has(p.role) || self.roles.exists(r, r.name == p.role))",message="spec.policies[].role must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="!has(self.run) || !has(self.run.debug) || !has(self.run.debug.roles) || self.run.debug.roles.all(d, self.roles.exists(r, r.name == d.name))",message="spec.run.debug.roles[].name must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || size(self.roles) == 1 || (has(self.runtime) && has(self.runtime.pytorch) && has(self.runtime.pytorch.elastic))",message="spec.replicas needs a scalable role: an elastic role (spec.runtime.pytorch.elastic) or a job with a single role"
@@ -70,6 +71,10 @@ type TrainingJobSpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	// +required
 	Roles []Role `json:"roles"`
+
+	// autoscaling resizes the elastic role by measured training throughput.
+	// +optional
+	Autoscaling *AutoscalingPolicy `json:"autoscaling,omitempty"`
 
 	// failurePolicy classifies failures as transient, permanent or unknown,
 	// with user rules checked before Muster's defaults.

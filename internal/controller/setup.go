@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/kubernetes"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -55,5 +56,12 @@ func trimPod(obj any) (any, error) {
 // the integration tests both call it, so the tests run the real wiring.
 func Setup(mgr ctrl.Manager, opts Options) error {
 	r := NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("muster-operator"), opts)
-	return r.SetupWithManager(mgr)
+	if err := r.SetupWithManager(mgr); err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	return NewAutoscaler(mgr.GetClient(), cs, mgr.GetEventRecorder("muster-autoscaler")).SetupWithManager(mgr)
 }

@@ -1,0 +1,252 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/autoscale"
+	"github.com/muster-dev/muster/internal/plan"
+)
+
+// Autoscaler resizes the elastic role of jobs that ask for it by measured
+// throughput. Every interval it reads a sample, asks autoscale.Decide, and
+// resizes through spec.replicas (as the /scale subresource would) before it
+// records its state in status.autoscaler. Anyone else resizing the role
+// stops it: it never fights a user or an HPA.
+type Autoscaler struct {
+	client   client.Client
+	reader   *throughputReader
+	recorder events.EventRecorder
+	clock    clock.PassiveClock
+	mu       sync.Mutex
+	lastRead map[types.UID]time.Time
+	// last is the state this operator last wrote for each job. The cache
+	// may show a resize before the status written after it; planning on
+	// that stale status would look like someone else had resized the job.
+	last map[types.UID]autoscale.State
+}
+
+// NewAutoscaler makes an Autoscaler. c reads from the operator's cache; cs
+// reads pod logs.
+func NewAutoscaler(c client.Client, cs kubernetes.Interface, recorder events.EventRecorder) *Autoscaler {
+	return &Autoscaler{
+		client: c, recorder: recorder, clock: clock.RealClock{}, lastRead: map[types.UID]time.Time{},
+		last:   map[types.UID]autoscale.State{},
+		reader: &throughputReader{cs: cs, http: &http.Client{Timeout: 2 * time.Second}},
+	}
+}
+
+// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
+// +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs/scale,verbs=get;update;patch
+
+// Reconcile runs one tick of a job's autoscaler.
+func (a *Autoscaler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	job := &musterv1.TrainingJob{}
+	if err := a.client.Get(ctx, req.NamespacedName, job); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	p := job.Spec.Autoscaling
+	if p == nil || !active(job) {
+		return ctrl.Result{}, nil
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("trainingJob", klog.KObj(job))
+	interval := time.Duration(ptrOr(p.IntervalSeconds, 10)) * time.Second
+	state := a.stateFor(job)
+	if state.Phase == autoscale.PhaseStopped {
+		return ctrl.Result{}, nil
+	}
+	obs, err := a.observe(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	d := autoscale.Decide(configOf(job), state, obs)
+	if d.Replicas != nil {
+		log.V(2).Info("Resizing the elastic role", "replicas", *d.Replicas, "reason", d.State.Reason)
+		scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name},
+			Spec: autoscalingv1.ScaleSpec{Replicas: *d.Replicas}}
+		if err := a.client.SubResource("scale").Update(ctx, job.DeepCopy(), client.WithSubResourceBody(scale)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("resizing: %w", err)
+		}
+	}
+	a.mu.Lock()
+	a.last[job.UID] = d.State
+	a.mu.Unlock()
+	if err := a.writeStatus(ctx, job, statusOf(d.State)); err != nil {
+		return ctrl.Result{}, err
+	}
+	if d.Event != "" {
+		a.recorder.Eventf(job, nil, corev1.EventTypeNormal, "Autoscaling", "Autoscale", "%s", d.Event)
+	}
+	if d.State.Phase == autoscale.PhaseStopped {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{RequeueAfter: interval}, nil
+}
+
+// stateFor is the job's autoscaler state: what this operator last wrote,
+// else what status says (after a restart of the operator).
+func (a *Autoscaler) stateFor(job *musterv1.TrainingJob) autoscale.State {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if st, ok := a.last[job.UID]; ok {
+		return st
+	}
+	return stateOf(job.Status.Autoscaler)
+}
+
+// active is whether a job is running and not held.
+func active(job *musterv1.TrainingJob) bool {
+	c := job.Status.Conditions
+	return job.DeletionTimestamp == nil && !ptrTrue(job.Spec.Run.Suspend) &&
+		!apimeta.IsStatusConditionTrue(c, musterv1.ConditionSucceeded) &&
+		!apimeta.IsStatusConditionTrue(c, musterv1.ConditionFailed) &&
+		job.Spec.Replicas != nil && plan.ScalableRole(job) != ""
+}
+
+// observe counts the elastic role's pods and reads a new sample.
+func (a *Autoscaler) observe(ctx context.Context, job *musterv1.TrainingJob) (autoscale.Observation, error) {
+	now := a.clock.Now()
+	obs := autoscale.Observation{Now: now, SpecReplicas: *job.Spec.Replicas}
+	var list corev1.PodList
+	if err := a.client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{
+		musterv1.LabelJobName: job.Name, musterv1.LabelRole: plan.ScalableRole(job),
+	}); err != nil {
+		return obs, err
+	}
+	var running []*corev1.Pod
+	for i := range list.Items {
+		pod := &list.Items[i]
+		switch {
+		case pod.DeletionTimestamp != nil:
+		case pod.Status.Phase == corev1.PodRunning:
+			running = append(running, pod)
+		case unschedulable(pod):
+			obs.Pending++
+		}
+	}
+	obs.Running = int32(len(running))
+	a.mu.Lock()
+	since, ok := a.lastRead[job.UID]
+	a.lastRead[job.UID] = now
+	a.mu.Unlock()
+	if !ok {
+		since = now.Add(-time.Duration(ptrOr(job.Spec.Autoscaling.IntervalSeconds, 10)) * time.Second)
+	}
+	sample, err := a.reader.read(ctx, job.Spec.Autoscaling.Metric, running, since)
+	obs.Sample = sample
+	return obs, err
+}
+
+// unschedulable is whether the scheduler found no place for the pod: the
+// pods an autoscaler must not ask for more of. A pod still starting is not.
+func unschedulable(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *Autoscaler) writeStatus(ctx context.Context, job *musterv1.TrainingJob, st *musterv1.AutoscalerStatus) error {
+	if equality.Semantic.DeepEqual(job.Status.Autoscaler, st) {
+		return nil
+	}
+	updated := job.DeepCopy()
+	updated.Status.Autoscaler = st
+	return a.client.Status().Patch(ctx, updated, client.MergeFromWithOptions(job, client.MergeFromWithOptimisticLock{}))
+}
+
+// SetupWithManager runs the autoscaler for jobs that set spec.autoscaling.
+func (a *Autoscaler) SetupWithManager(mgr ctrl.Manager) error {
+	wants := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		job, ok := o.(*musterv1.TrainingJob)
+		return ok && job.Spec.Autoscaling != nil
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&musterv1.TrainingJob{}, builder.WithPredicates(wants, predicate.GenerationChangedPredicate{})).
+		Named("trainingjob-autoscaler").
+		Complete(a)
+}
+
+func configOf(job *musterv1.TrainingJob) autoscale.Config {
+	p := job.Spec.Autoscaling
+	role := plan.ScalableRole(job)
+	cfg := autoscale.Config{
+		Step: ptrOr(p.Step, 1), SamplesPerSize: ptrOr(p.SamplesPerSize, 3),
+		MinGain: float64(ptrOr(p.MinGainPercent, 50)) / 100, SettleSeconds: ptrOr(p.SettleSeconds, 30),
+	}
+	for _, r := range job.Spec.Roles {
+		if r.Name == role {
+			cfg.MinReplicas, cfg.MaxReplicas = ptrOr(r.MinReplicas, r.Replicas), ptrOr(r.MaxReplicas, r.Replicas)
+		}
+	}
+	return cfg.Defaults()
+}
+
+func stateOf(s *musterv1.AutoscalerStatus) autoscale.State {
+	if s == nil {
+		return autoscale.State{}
+	}
+	st := autoscale.State{Phase: autoscale.Phase(s.Phase), Reason: autoscale.Reason(s.Reason), Message: s.Message,
+		Replicas: s.Replicas, LastGood: s.LastGood}
+	if s.ResizedAt != nil {
+		st.ResizedAt = s.ResizedAt.Unix()
+	}
+	for _, z := range s.Sizes {
+		size := autoscale.SizeStats{Replicas: z.Replicas}
+		for _, v := range z.Samples {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				size.Samples = append(size.Samples, f)
+			}
+		}
+		size.Throughput, _ = strconv.ParseFloat(z.Throughput, 64)
+		st.Sizes = append(st.Sizes, size)
+	}
+	return st
+}
+
+func statusOf(st autoscale.State) *musterv1.AutoscalerStatus {
+	s := &musterv1.AutoscalerStatus{Phase: string(st.Phase), Reason: string(st.Reason), Message: st.Message,
+		Replicas: st.Replicas, LastGood: st.LastGood}
+	if st.ResizedAt != 0 {
+		s.ResizedAt = new(metav1.Unix(st.ResizedAt, 0))
+	}
+	for _, z := range st.Sizes {
+		size := musterv1.SizeThroughput{Replicas: z.Replicas, Throughput: strconv.FormatFloat(z.Throughput, 'g', 6, 64)}
+		for _, v := range z.Samples {
+			size.Samples = append(size.Samples, strconv.FormatFloat(v, 'g', 6, 64))
+		}
+		s.Sizes = append(s.Sizes, size)
+	}
+	return s
+}
+
+func ptrOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+func ptrTrue(b *bool) bool { return b != nil && *b }
