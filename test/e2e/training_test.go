@@ -81,7 +81,7 @@ func TestElasticDemo(t *testing.T) {
 	worlds := rep.Progress.Worlds
 	g.Expect(worlds[0]).To(gomega.Equal(4), "worlds %v", worlds)
 	g.Expect(worlds[len(worlds)-1]).To(gomega.Equal(3), "worlds %v", worlds)
-	g.Expect(worlds[1 : len(worlds)-1]).To(gomega.ContainElement(2), "worlds %v", worlds)
+	g.Expect(worlds[1:len(worlds)-1]).To(gomega.ContainElement(2), "worlds %v", worlds)
 	resumes := rep.Progress.Resumes
 	g.Expect(len(resumes)).To(gomega.BeNumerically(">=", 2), "each new world resumed: %v", resumes)
 	for i, r := range resumes {
