@@ -27,6 +27,7 @@ type flags struct {
 	burst, statusBurst      int
 	concurrentReconciles    int
 	createWorkers           int
+	podEventBatch           time.Duration
 	metricsAddr, healthAddr string
 	leaderElect             bool
 	leaderElectionNamespace string
@@ -44,6 +45,7 @@ func parseFlags() *flags {
 	flag.IntVar(&f.statusBurst, "status-burst", 200, "burst of job status writes")
 	flag.IntVar(&f.concurrentReconciles, "concurrent-reconciles", 50, "jobs reconciled at the same time")
 	flag.IntVar(&f.createWorkers, "pod-create-workers", 32, "pod creates or deletes one job issues in parallel")
+	flag.DurationVar(&f.podEventBatch, "pod-event-batch", 500*time.Millisecond, "how long pod changes are gathered before their job is reconciled")
 	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 disables it")
 	flag.StringVar(&f.healthAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	flag.BoolVar(&f.leaderElect, "leader-elect", true, "elect a leader so only one replica acts")
@@ -105,6 +107,7 @@ func run(f *flags) error {
 	if err := controller.Setup(mgr, controller.Options{
 		MaxConcurrentReconciles: f.concurrentReconciles,
 		CreateWorkers:           f.createWorkers,
+		PodEventBatch:           f.podEventBatch,
 		ExpectationTimeout:      time.Minute,
 		StatusClient:            statusClient,
 	}); err != nil {

@@ -36,6 +36,9 @@ type Options struct {
 	// StatusClient writes job status. Give it its own rate limiter so status
 	// never queues behind a burst of pod creates.
 	StatusClient client.Client
+	// PodEventBatch is how long after a pod changes its job is reconciled,
+	// so that many pods' changes make one reconcile and one status write.
+	PodEventBatch time.Duration
 	// Clock is the time source; tests pass a fake one.
 	Clock clock.PassiveClock
 	// ActGate, when set, is called after a reconcile's status write and
@@ -163,7 +166,7 @@ func (r *Reconciler) observe(ctx context.Context, job *musterv1.TrainingJob) ([]
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1.TrainingJob{}).
-		Owns(&corev1.Pod{}).
+		Watches(&corev1.Pod{}, batchedOwnerEvents(r.opts.PodEventBatch)).
 		Watches(&corev1.Service{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
 			&musterv1.TrainingJob{}, handler.OnlyControllerOwner())).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).

@@ -43,7 +43,8 @@ func run(o options) (err error) {
 		return err
 	}
 	cfg.StateDir = filepath.Join(cfg.Cache, "bench")
-	cfg.FakeNodes, cfg.GPUsPerNode = (o.jobs*o.podsPerJob)/100+2, 8
+	// Room for the operator's pods and the floor's at once, 110 pods a node.
+	cfg.FakeNodes, cfg.GPUsPerNode = (2*o.jobs*o.podsPerJob)/100+2, 8
 	cfg.Out = os.Stderr
 	if err := devcluster.Down(ctx, cfg); err != nil {
 		return err

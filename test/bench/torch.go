@@ -53,6 +53,31 @@ func (e *events) add(from, line string) {
 	}
 }
 
+// waitResumed waits for the first epoch finished after a re-rendezvous
+// that happened after since, at world (0: any), and returns it.
+func (e *events) waitResumed(world int, since time.Time, timeout time.Duration) (stamped, error) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		e.mu.Lock()
+		resumed := false
+		for _, s := range e.all {
+			if !s.at.After(since) {
+				continue
+			}
+			if s.Name == "resumed" && (world == 0 || s.World == world) {
+				resumed = true
+			}
+			if resumed && s.Name == "epoch" && (world == 0 || s.World == world) {
+				e.mu.Unlock()
+				return s, nil
+			}
+		}
+		e.mu.Unlock()
+		time.Sleep(50 * time.Millisecond)
+	}
+	return stamped{}, fmt.Errorf("training did not resume (world %d) within %s of %s", world, timeout, since.Format(time.TimeOnly))
+}
+
 // waitEpoch waits for an epoch at world after since, and returns it.
 func (e *events) waitEpoch(world, minEpoch int, since time.Time, timeout time.Duration) (stamped, error) {
 	deadline := time.Now().Add(timeout)
@@ -138,11 +163,11 @@ func (b *bench) torchMuster(ctx context.Context) (torchTimes, error) {
 	for _, pid := range pids {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	if t.loss, err = since(ev, 3, start); err != nil {
+	// Training resumes at 3, or at 4 if the replacement is back in time.
+	if t.loss, err = since(ev, 0, start); err != nil {
 		return t, err
 	}
-	// The replacement rejoins: wait for the world of 4 again.
-	if _, err := ev.waitEpoch(4, 0, start, 5*time.Minute); err != nil {
+	if _, err := ev.waitEpoch(4, 0, start, 3*time.Minute); err != nil {
 		return t, err
 	}
 	for _, step := range []struct {
@@ -162,8 +187,9 @@ func (b *bench) torchMuster(ctx context.Context) (torchTimes, error) {
 	return t, nil
 }
 
+// since is the time from start until training resumed at world (0: any).
 func since(ev *events, world int, start time.Time) (time.Duration, error) {
-	s, err := ev.waitEpoch(world, 0, start, 5*time.Minute)
+	s, err := ev.waitResumed(world, start, 3*time.Minute)
 	return s.at.Sub(start), err
 }
 
@@ -231,7 +257,7 @@ func (b *bench) torchFloor() (torchTimes, error) {
 	// A lost worker: its whole process group dies at once, as a pod would.
 	at := time.Now()
 	_ = syscall.Kill(-agents[3].Process.Pid, syscall.SIGKILL)
-	if t.loss, err = since(ev, 3, at); err != nil {
+	if t.loss, err = since(ev, 0, at); err != nil {
 		return t, err
 	}
 	at = time.Now()

@@ -1,0 +1,50 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// batchedOwnerEvents enqueues a pod's owning job a little after the pod
+// changes, so that the changes of many pods (a role's pods starting, a node
+// going away) are planned, and written to status, in one reconcile rather
+// than one per pod. The delay is what Kubernetes' own Job controller does
+// for the same reason.
+func batchedOwnerEvents(delay time.Duration) handler.EventHandler {
+	enqueue := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		ref := metav1.GetControllerOf(obj)
+		if ref == nil || ref.Kind != "TrainingJob" || ref.APIVersion != musterv1.GroupVersion.String() {
+			return
+		}
+		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}
+		if delay <= 0 {
+			q.Add(req)
+			return
+		}
+		q.AddAfter(req, delay)
+	}
+	return handler.Funcs{
+		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(e.Object, q)
+		},
+		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(e.ObjectNew, q)
+		},
+		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(e.Object, q)
+		},
+		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(e.Object, q)
+		},
+	}
+}
