@@ -11,6 +11,7 @@ import (
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -72,32 +73,37 @@ func (a *Autoscaler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	log := ctrl.LoggerFrom(ctx).WithValues("trainingJob", klog.KObj(job))
 	interval := time.Duration(ptrOr(p.IntervalSeconds, 10)) * time.Second
 	state := a.stateFor(job)
-	if state.Phase == autoscale.PhaseStopped {
-		return ctrl.Result{}, nil
-	}
-	obs, err := a.observe(ctx, job)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	d := autoscale.Decide(configOf(job), state, obs)
-	if d.Replicas != nil {
-		log.V(2).Info("Resizing the elastic role", "replicas", *d.Replicas, "reason", d.State.Reason)
-		scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name},
-			Spec: autoscalingv1.ScaleSpec{Replicas: *d.Replicas}}
-		if err := a.client.SubResource("scale").Update(ctx, job.DeepCopy(), client.WithSubResourceBody(scale)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("resizing: %w", err)
+	if state.Phase != autoscale.PhaseStopped {
+		obs, err := a.observe(ctx, job)
+		if err != nil {
+			return ctrl.Result{}, err
 		}
+		d := autoscale.Decide(configOf(job), state, obs)
+		if d.Replicas != nil {
+			log.V(2).Info("Resizing the elastic role", "replicas", *d.Replicas, "reason", d.State.Reason)
+			scale := &autoscalingv1.Scale{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name},
+				Spec: autoscalingv1.ScaleSpec{Replicas: *d.Replicas}}
+			if err := a.client.SubResource("scale").Update(ctx, job.DeepCopy(), client.WithSubResourceBody(scale)); err != nil {
+				return ctrl.Result{}, fmt.Errorf("resizing: %w", err)
+			}
+		}
+		// The decision is made and acted on: from now on it is the state,
+		// whether or not the status write below goes through at once.
+		a.mu.Lock()
+		a.last[job.UID] = d.State
+		a.mu.Unlock()
+		if d.Event != "" {
+			a.recorder.Eventf(job, nil, corev1.EventTypeNormal, "Autoscaling", "Autoscale", "%s", d.Event)
+		}
+		state = d.State
 	}
-	a.mu.Lock()
-	a.last[job.UID] = d.State
-	a.mu.Unlock()
-	if err := a.writeStatus(ctx, job, statusOf(d.State)); err != nil {
+	if err := a.writeStatus(ctx, job, statusOf(state)); err != nil {
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
 		return ctrl.Result{}, err
 	}
-	if d.Event != "" {
-		a.recorder.Eventf(job, nil, corev1.EventTypeNormal, "Autoscaling", "Autoscale", "%s", d.Event)
-	}
-	if d.State.Phase == autoscale.PhaseStopped {
+	if state.Phase == autoscale.PhaseStopped {
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{RequeueAfter: interval}, nil

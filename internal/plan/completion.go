@@ -135,7 +135,9 @@ func trigger(rs *musterv1.RoleStatus, state musterv1.TaskState, minCount int32, 
 		at:        endedAt(t),
 		Completion: musterv1.CompletionStatus{
 			Reason:  reason,
-			Message: fmt.Sprintf("%s %d has reached %s %d in role %s", countName, len(hits), minName, minCount, rs.Name),
+			// The count when the trigger task ended, whatever else ended in
+			// the same reconcile.
+			Message: fmt.Sprintf("%s %d has reached %s %d in role %s", countName, minCount, minName, minCount, rs.Name),
 			Role:    rs.Name,
 			Index:   new(t.Index),
 		},

@@ -31,7 +31,7 @@ func TestAutoscalerFindsTheBestSize(t *testing.T) {
 	job := testutil.MakeJob("auto", ns).Role("worker", 1).Elastic(1, 3).RestartPolicy(musterv1.RestartPolicyOnFailure).
 		Template(func(p *corev1.PodTemplateSpec) {
 			python(plateau)(p)
-			p.Spec.Containers[0].Command = []string{"torchrun", "--no-python", "/usr/bin/python3", "-c", plateau}
+			p.Spec.Containers[0].Command = []string{"torchrun", "--no_python", "/usr/bin/python3", "-c", plateau}
 			p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PET_REDIRECTS", Value: "1"}, {Name: "PET_TEE", Value: "1"}}
 		}).Obj()
 	job.Spec.Autoscaling = &musterv1.AutoscalingPolicy{
