@@ -142,7 +142,9 @@ type LifecyclePolicy struct {
 	// events trigger the policy: PodFailed, PodEvicted (a pod evicted or
 	// deleted by someone else), PodPending (a pod not started within
 	// timeoutSeconds), TaskCompleted (every task of a role succeeded),
-	// TaskFailed (a task failed for good), or * for any of them.
+	// TaskFailed (a task failed for good), Unknown (the gang is partly
+	// placed: some tasks run while others' pods cannot be scheduled), or *
+	// for any of them.
 	// +kubebuilder:validation:MaxItems=8
 	// +listType=set
 	// +optional
@@ -172,7 +174,7 @@ type LifecyclePolicy struct {
 }
 
 // PolicyEvent is an event a lifecycle policy reacts to.
-// +kubebuilder:validation:Enum=PodFailed;PodEvicted;PodPending;TaskCompleted;TaskFailed;*
+// +kubebuilder:validation:Enum=PodFailed;PodEvicted;PodPending;TaskCompleted;TaskFailed;Unknown;*
 type PolicyEvent string
 
 // PolicyAction is what a lifecycle policy does.

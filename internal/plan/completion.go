@@ -134,7 +134,7 @@ func trigger(rs *musterv1.RoleStatus, state musterv1.TaskState, minCount int32, 
 		Succeeded: state == musterv1.TaskSucceeded,
 		at:        endedAt(t),
 		Completion: musterv1.CompletionStatus{
-			Reason:  reason,
+			Reason: reason,
 			// The count when the trigger task ended, whatever else ended in
 			// the same reconcile.
 			Message: fmt.Sprintf("%s %d has reached %s %d in role %s", countName, minCount, minName, minCount, rs.Name),

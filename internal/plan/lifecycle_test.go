@@ -261,3 +261,19 @@ func TestConflictDelaysTheNewAttempt(t *testing.T) {
 		t.Fatalf("the new attempt starts after the delay: %d pods, next %v", len(w.pods), w.job.Status.NextAttemptTime)
 	}
 }
+
+func TestUnknownEventOnAPartlyPlacedJob(t *testing.T) {
+	job := policyJob(musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"Unknown"}, Action: "RestartJob"})
+	job.Spec.Run.BackoffLimit = new(int32(5))
+	w := newWorld(t, job)
+	w.step()
+	for name := range w.pods {
+		w.setPhase(name, corev1.PodRunning)
+	}
+	w.pods["j-trainer-1"].Status = corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{
+		Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}}
+	w.step()
+	if w.job.Status.Attempt != 1 {
+		t.Fatalf("a partly placed gang restarts the job: attempt %d", w.job.Status.Attempt)
+	}
+}

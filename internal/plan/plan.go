@@ -195,6 +195,7 @@ func (p *planner) run() {
 	}
 	p.status.Roles = roles
 	p.applyRoleRestarts()
+	p.gangEvents(roles)
 	p.checkElasticSize(roles)
 	if p.restart != nil && p.outcome == nil {
 		p.newAttempt()

@@ -221,3 +221,53 @@ func (p *planner) forceIfOverdue(pod *corev1.Pod, role *musterv1.Role) {
 	p.event(true, musterv1.ReasonForceDeleted, fmt.Sprintf("force-deleting %s: still terminating %ds after its deletion was asked (spec.roles[].gracefulDeletionTimeoutSeconds)",
 		pod.Name, *role.GracefulDeletionTimeoutSeconds))
 }
+
+// unschedulable is whether the scheduler found no node for the pod.
+func unschedulable(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
+			return true
+		}
+	}
+	return false
+}
+
+// gangEvents raises Unknown when the job runs partly placed: some tasks
+// run while the pods of others cannot be scheduled. A gang scheduler
+// prevents that state; without one, a policy can react to it.
+func (p *planner) gangEvents(roles []musterv1.RoleStatus) {
+	if p.outcome != nil || p.restart != nil || !p.partlyPlaced(roles) {
+		return
+	}
+	pol, ok := policy.Match(p.policies, policy.Observed{Event: policy.EventUnknown})
+	if !ok {
+		return
+	}
+	why := "the job is partly placed: some tasks run while others cannot be scheduled, and a policy on Unknown has action " + string(pol.Action)
+	switch pol.Action {
+	case policy.ActionRestartJob:
+		p.restartJob(why, true)
+	case policy.ActionSuspendJob:
+		p.suspendByPolicy(why)
+	default:
+		p.endByPolicy(pol.Action, why, "", nil)
+	}
+}
+
+func (p *planner) partlyPlaced(roles []musterv1.RoleStatus) bool {
+	running, stuck := false, false
+	for _, rs := range roles {
+		for _, t := range rs.Tasks {
+			if !counted(t) {
+				continue
+			}
+			if t.State == musterv1.TaskRunning {
+				running = true
+			}
+			if pod := p.pods[t.Pod]; pod != nil && pod.Status.Phase == corev1.PodPending && unschedulable(pod) {
+				stuck = true
+			}
+		}
+	}
+	return running && stuck
+}
