@@ -235,3 +235,23 @@ func (w testWriter) Write(b []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(b), "\n"))
 	return len(b), nil
 }
+
+// Scaling back up to maxReplicas: the world re-forms at once when it reaches
+// its maximum, without waiting out the last call.
+func TestScaleUpToMax(t *testing.T) {
+	g := gomega.NewWithT(t)
+	ns := newNamespace(t, g)
+	cfg, err := cluster.RESTConfig()
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	bins, _, err := cluster.BinaryPaths()
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	rep, err := demo.Run(context.Background(), cfg, demo.Options{
+		Out: testWriter{t}, Namespace: ns, Kubectl: bins.Kubectl(), Kubeconfig: cluster.Kubeconfig(),
+		Example: filepath.Join(cluster.Root, "examples", "pytorch-elastic"), Worlds: []int{4, 2, 4},
+	})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	worlds := rep.Progress.Worlds
+	g.Expect(worlds[len(worlds)-1]).To(gomega.Equal(4), "worlds %v", worlds)
+	g.Expect(worlds).To(gomega.ContainElement(2))
+	g.Expect(rep.Phase).To(gomega.Equal(musterv1.PhaseSucceeded))
+}
