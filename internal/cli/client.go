@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -66,4 +67,17 @@ func (cf *clientFlags) client() (client.Client, string, error) {
 	}
 	c, err := client.New(cfg, client.Options{Scheme: scheme})
 	return c, ns, err
+}
+
+// job connects and reads one TrainingJob of the namespace.
+func (cf *clientFlags) job(ctx context.Context, name string) (client.Client, *musterv1.TrainingJob, error) {
+	c, ns, err := cf.client()
+	if err != nil {
+		return nil, nil, err
+	}
+	job := &musterv1.TrainingJob{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err != nil {
+		return nil, nil, err
+	}
+	return c, job, nil
 }

@@ -67,12 +67,8 @@ func newDescribeCommand(cf *clientFlags) *cobra.Command {
 		Short: "Show a job's status: phase, conditions, roles and every task",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ns, err := cf.client()
+			_, job, err := cf.job(cmd.Context(), args[0])
 			if err != nil {
-				return err
-			}
-			job := &musterv1.TrainingJob{}
-			if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: args[0]}, job); err != nil {
 				return err
 			}
 			describeJob(cmd.OutOrStdout(), job)

@@ -20,14 +20,11 @@ func newScaleCommand(cf *clientFlags) *cobra.Command {
 		Short: "Change the number of tasks of a role (default: the elastic role, else the only role)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, ns, err := cf.client()
+			c, job, err := cf.job(cmd.Context(), args[0])
 			if err != nil {
 				return err
 			}
-			job := &musterv1.TrainingJob{}
-			if err := c.Get(cmd.Context(), client.ObjectKey{Namespace: ns, Name: args[0]}, job); err != nil {
-				return err
-			}
+			ns := job.Namespace
 			i, err := scaleTarget(job, role)
 			if err != nil {
 				return err

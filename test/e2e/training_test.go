@@ -66,16 +66,7 @@ func phaseIs(p musterv1.JobPhase) func(g gomega.Gomega, j *musterv1.TrainingJob)
 // job succeeds.
 func TestElasticDemo(t *testing.T) {
 	g := gomega.NewWithT(t)
-	ns := newNamespace(t, g)
-	cfg, err := cluster.RESTConfig()
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	bins, _, err := cluster.BinaryPaths()
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	rep, err := demo.Run(context.Background(), cfg, demo.Options{
-		Out: testWriter{t}, Namespace: ns, Kubectl: bins.Kubectl(), Kubeconfig: cluster.Kubeconfig(),
-		Example: filepath.Join(cluster.Root, "examples", "pytorch-elastic"),
-	})
-	g.Expect(err).NotTo(gomega.HaveOccurred())
+	rep := runDemo(t, g, nil)
 	// The removed pods may stop a moment apart, so torch can form a passing
 	// world in between (4 -> 3 -> 2): what matters is the order 4, 2, 3.
 	worlds := rep.Progress.Worlds
@@ -240,6 +231,16 @@ func (w testWriter) Write(b []byte) (int, error) {
 // its maximum, without waiting out the last call.
 func TestScaleUpToMax(t *testing.T) {
 	g := gomega.NewWithT(t)
+	rep := runDemo(t, g, []int{4, 2, 4})
+	worlds := rep.Progress.Worlds
+	g.Expect(worlds[len(worlds)-1]).To(gomega.Equal(4), "worlds %v", worlds)
+	g.Expect(worlds).To(gomega.ContainElement(2))
+	g.Expect(rep.Phase).To(gomega.Equal(musterv1.PhaseSucceeded))
+}
+
+// runDemo runs the demo scenario through the given world sizes (nil: the
+// demo's own) in a namespace of its own.
+func runDemo(t *testing.T, g gomega.Gomega, worlds []int) *demo.Report {
 	ns := newNamespace(t, g)
 	cfg, err := cluster.RESTConfig()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
@@ -247,11 +248,8 @@ func TestScaleUpToMax(t *testing.T) {
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	rep, err := demo.Run(context.Background(), cfg, demo.Options{
 		Out: testWriter{t}, Namespace: ns, Kubectl: bins.Kubectl(), Kubeconfig: cluster.Kubeconfig(),
-		Example: filepath.Join(cluster.Root, "examples", "pytorch-elastic"), Worlds: []int{4, 2, 4},
+		Example: filepath.Join(cluster.Root, "examples", "pytorch-elastic"), Worlds: worlds,
 	})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	worlds := rep.Progress.Worlds
-	g.Expect(worlds[len(worlds)-1]).To(gomega.Equal(4), "worlds %v", worlds)
-	g.Expect(worlds).To(gomega.ContainElement(2))
-	g.Expect(rep.Phase).To(gomega.Equal(musterv1.PhaseSucceeded))
+	return rep
 }
