@@ -27,6 +27,11 @@ func (c *Config) installOperator(ctx context.Context, kubectl string, cs kuberne
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// A client made before discovery serves the CRD fails to map its kind;
+	// whoever uses the cluster next must not have to retry for that.
+	if err := poll(waitCtx, func(context.Context) error { return crdServed(cs) }); err != nil {
+		return fmt.Errorf("the TrainingJob CRD is not served: %w", err)
+	}
 	if err := poll(waitCtx, func(ctx context.Context) error { return deploymentAvailable(ctx, cs) }); err != nil {
 		return fmt.Errorf("the operator Deployment %s/%s is not Available: %w\n%s",
 			operatorNamespace, operatorDeployment, err, describeOperatorPods(ctx, cs))
@@ -40,6 +45,20 @@ func (c *Config) installOperator(ctx context.Context, kubectl string, cs kuberne
 	}
 	c.logf("%-24s installed in %-8s (Deployment %s/%s Available, leader elected)", "muster-operator", since(start), operatorNamespace, operatorDeployment)
 	return nil
+}
+
+// crdServed is whether discovery lists trainingjobs in muster.dev/v1alpha1.
+func crdServed(cs kubernetes.Interface) error {
+	list, err := cs.Discovery().ServerResourcesForGroupVersion("muster.dev/v1alpha1")
+	if err != nil {
+		return err
+	}
+	for _, r := range list.APIResources {
+		if r.Name == "trainingjobs" {
+			return nil
+		}
+	}
+	return fmt.Errorf("muster.dev/v1alpha1 does not list trainingjobs yet")
 }
 
 // operatorLease is the operator's leader-election ID (cmd/muster-operator).
