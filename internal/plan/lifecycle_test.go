@@ -277,3 +277,30 @@ func TestUnknownEventOnAPartlyPlacedJob(t *testing.T) {
 		t.Fatalf("a partly placed gang restarts the job: attempt %d", w.job.Status.Attempt)
 	}
 }
+
+func TestSuspendPolicySurvivesACrashBeforeThePatch(t *testing.T) {
+	job := policyJob(musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"PodFailed"}, Role: "ps", Action: "SuspendJob"})
+	job.Generation = 1
+	w := newWorld(t, job)
+	w.runAll()
+	w.exit("j-ps-0", 1)
+	res := w.step()
+	if !res.SuspendJob || w.job.Status.Phase != musterv1.PhaseSuspended {
+		t.Fatalf("suspend asked: %v, phase %s", res.SuspendJob, w.job.Status.Phase)
+	}
+	// The operator died before patching spec.run.suspend: the next plan
+	// asks again, and creates nothing.
+	if res = w.step(); !res.SuspendJob || len(res.CreatePods) != 0 {
+		t.Fatalf("suspend asked again: %v, creates %d", res.SuspendJob, len(res.CreatePods))
+	}
+	// The patch landed: suspended for real.
+	w.job.Spec.Run.Suspend = new(true)
+	w.job.Generation = 2
+	w.step()
+	// The user resumes: the policy's decision is not made again.
+	w.job.Spec.Run.Suspend = new(false)
+	w.job.Generation = 3
+	if res = w.step(); res.SuspendJob || w.job.Status.Phase == musterv1.PhaseSuspended {
+		t.Fatalf("resumed: suspend asked %v, phase %s", res.SuspendJob, w.job.Status.Phase)
+	}
+}

@@ -115,6 +115,9 @@ func Plan(in Input) Result {
 	case ptrTrue(p.job.Spec.Run.Suspend):
 		p.ensureService()
 		p.suspend()
+	case p.pendingSuspend():
+		p.ensureService()
+		p.res.SuspendJob = true
 	default:
 		p.ensureService()
 		p.resume()

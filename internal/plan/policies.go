@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/policy"
@@ -53,6 +54,9 @@ func (p *planner) act(pol policy.Policy, role *musterv1.Role, ts *musterv1.TaskS
 		p.restartJob(why, accountable)
 	case policy.ActionSuspendJob:
 		p.suspendByPolicy(why)
+		// Made again when the job resumes.
+		ts.State = musterv1.TaskStopped
+		return
 	default:
 		p.endByPolicy(pol.Action, why, role.Name, ts)
 	}
@@ -82,10 +86,22 @@ func (p *planner) endByPolicy(a policy.Action, why, role string, ts *musterv1.Ta
 	}
 }
 
-// suspendByPolicy asks the executor to set spec.run.suspend.
+// suspendByPolicy asks the executor to set spec.run.suspend. The decision
+// is a condition tied to the spec's generation, written first: if the
+// operator dies before the spec is patched, pendingSuspend finds it and the
+// patch is made again.
 func (p *planner) suspendByPolicy(why string) {
 	p.res.SuspendJob = true
+	p.setCondition(musterv1.ConditionSuspended, true, musterv1.ReasonSuspendedByPolicy, "a lifecycle policy suspends the job: "+why)
 	p.event(false, musterv1.ReasonSuspendedByPolicy, "suspending the job: "+why)
+}
+
+// pendingSuspend is whether a policy decided to suspend this generation of
+// the spec and the spec does not say so yet.
+func (p *planner) pendingSuspend() bool {
+	c := apiCondition(p.status, musterv1.ConditionSuspended)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == musterv1.ReasonSuspendedByPolicy &&
+		c.ObservedGeneration == p.job.Generation && !ptrTrue(p.job.Spec.Run.Suspend)
 }
 
 // taskFailedPolicy raises TaskFailed for a task that failed for good.
