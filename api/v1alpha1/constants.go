@@ -15,6 +15,9 @@ const (
 	// 2 for the pod that replaced it, and so on.
 	LabelTaskAttempt = "muster.dev/task-attempt"
 
+	// LabelElastic is "true" on the pods of a job's elastic world, the
+	// /scale selector when several roles make it up.
+	LabelElastic = "muster.dev/elastic"
 	// LabelComponent marks pods that are not tasks, e.g. the rendezvous
 	// store (value "rendezvous-store").
 	LabelComponent = "muster.dev/component"

@@ -40,13 +40,14 @@ type TrainingJob struct {
 // +kubebuilder:validation:XValidation:rule="self.roles.map(r, r.name) == oldSelf.roles.map(r, r.name)",message="spec.roles: roles cannot be added, removed or reordered"
 // +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.pytorch) || !has(self.runtime.pytorch.masterRole) || self.roles.exists(r, r.name == self.runtime.pytorch.masterRole)",message="spec.runtime.pytorch.masterRole must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.pytorch) || !has(self.runtime.pytorch.elastic) || self.roles.exists(r, r.name == self.runtime.pytorch.elastic.role)",message="spec.runtime.pytorch.elastic.role must name a role in spec.roles"
+// +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.pytorch) || !has(self.runtime.pytorch.elastic) || !has(self.runtime.pytorch.elastic.additionalRoles) || self.runtime.pytorch.elastic.additionalRoles.all(n, n != self.runtime.pytorch.elastic.role && self.roles.exists(r, r.name == n))",message="spec.runtime.pytorch.elastic.additionalRoles must name other roles of spec.roles"
 // +kubebuilder:validation:XValidation:rule="self.roles.all(r, !has(r.dependsOn) || r.dependsOn.all(d, d.role != r.name && self.roles.exists(x, x.name == d.role)))",message="spec.roles[].dependsOn[].role must name another role of the job"
 // +kubebuilder:validation:XValidation:rule="!has(self.autoscaling) || (has(self.runtime) && has(self.runtime.pytorch) && has(self.runtime.pytorch.elastic) && self.roles.exists(r, r.name == self.runtime.pytorch.elastic.role && has(r.minReplicas) && has(r.maxReplicas)))",message="spec.autoscaling needs an elastic role with minReplicas and maxReplicas"
 // +kubebuilder:validation:XValidation:rule="!has(self.policies) || self.policies.all(p, !has(p.role) || self.roles.exists(r, r.name == p.role))",message="spec.policies[].role must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="!has(self.run) || !has(self.run.debug) || !has(self.run.debug.roles) || self.run.debug.roles.all(d, self.roles.exists(r, r.name == d.name))",message="spec.run.debug.roles[].name must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="!has(self.replicas) || size(self.roles) == 1 || (has(self.runtime) && has(self.runtime.pytorch) && has(self.runtime.pytorch.elastic))",message="spec.replicas needs a scalable role: an elastic role (spec.runtime.pytorch.elastic) or a job with a single role"
-// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(oldSelf.replicas) || self.roles.all(r, r.name != (has(self.runtime) && has(self.runtime.pytorch) && has(self.runtime.pytorch.elastic) ? self.runtime.pytorch.elastic.role : self.roles[0].name) || oldSelf.roles.exists(o, o.name == r.name && o.replicas == r.replicas))",message="spec.roles[].replicas of the scalable role cannot change once spec.replicas is set: scale through spec.replicas (kubectl scale, muster scale)"
-// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.roles.all(r, r.name != (has(self.runtime) && has(self.runtime.pytorch) && has(self.runtime.pytorch.elastic) ? self.runtime.pytorch.elastic.role : self.roles[0].name) || ((!has(r.minReplicas) || self.replicas >= r.minReplicas) && (!has(r.maxReplicas) || self.replicas <= r.maxReplicas)))",message="spec.replicas must lie within the scalable role's minReplicas and maxReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || !has(oldSelf.replicas) || self.roles.all(r, !(has(self.runtime) && has(self.runtime.pytorch) && has(self.runtime.pytorch.elastic) ? (r.name == self.runtime.pytorch.elastic.role || (has(self.runtime.pytorch.elastic.additionalRoles) && r.name in self.runtime.pytorch.elastic.additionalRoles)) : r.name == self.roles[0].name) || oldSelf.roles.exists(o, o.name == r.name && o.replicas == r.replicas))",message="spec.roles[].replicas of the scalable roles cannot change once spec.replicas is set: scale through spec.replicas (kubectl scale, muster scale)"
+// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || (self.replicas >= self.roles.filter(r, (has(self.runtime) && has(self.runtime.pytorch) && has(self.runtime.pytorch.elastic) ? (r.name == self.runtime.pytorch.elastic.role || (has(self.runtime.pytorch.elastic.additionalRoles) && r.name in self.runtime.pytorch.elastic.additionalRoles)) : r.name == self.roles[0].name)).map(r, has(r.minReplicas) ? r.minReplicas : 0).sum() && (self.roles.exists(r, (has(self.runtime) && has(self.runtime.pytorch) && has(self.runtime.pytorch.elastic) ? (r.name == self.runtime.pytorch.elastic.role || (has(self.runtime.pytorch.elastic.additionalRoles) && r.name in self.runtime.pytorch.elastic.additionalRoles)) : r.name == self.roles[0].name) && !has(r.maxReplicas)) || self.replicas <= self.roles.filter(r, (has(self.runtime) && has(self.runtime.pytorch) && has(self.runtime.pytorch.elastic) ? (r.name == self.runtime.pytorch.elastic.role || (has(self.runtime.pytorch.elastic.additionalRoles) && r.name in self.runtime.pytorch.elastic.additionalRoles)) : r.name == self.roles[0].name)).map(r, has(r.maxReplicas) ? r.maxReplicas : 0).sum()))",message="spec.replicas must lie within the scalable roles' minReplicas and maxReplicas (summed over the elastic roles)"
 type TrainingJobSpec struct {
 	// replicas is the size of the job's scalable role: its elastic role, or
 	// its only role. The operator fills it from that role's
@@ -138,6 +139,16 @@ type ElasticPolicy struct {
 	// +kubebuilder:validation:MaxLength=40
 	// +required
 	Role string `json:"role"`
+
+	// additionalRoles are further roles whose tasks join the same elastic
+	// world, e.g. workers on a second node pool with a template of their
+	// own. spec.replicas then sizes them all together, split by each
+	// role's scalingWeight within its minReplicas and maxReplicas.
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=40
+	// +listType=set
+	// +optional
+	AdditionalRoles []string `json:"additionalRoles,omitempty"`
 
 	// rendezvous says where the agents meet. The default, a c10d store in a
 	// small pod of the job, survives the loss of any worker.
@@ -261,6 +272,14 @@ type Role struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	MaxReplicas *int32 `json:"maxReplicas,omitempty"`
+
+	// scalingWeight is the role's share when spec.replicas is split among
+	// several elastic roles (default 1): each role gets its minReplicas, and
+	// the rest goes out one task at a time to the role with the fewest tasks
+	// per weight that is below its maxReplicas.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	ScalingWeight *int32 `json:"scalingWeight,omitempty"`
 
 	// restartPolicy decides what happens when a task's pod ends. The pod's
 	// own restartPolicy is always Never: the operator replaces pods itself,

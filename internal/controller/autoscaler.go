@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -135,14 +136,16 @@ func (a *Autoscaler) observe(ctx context.Context, job *musterv1.TrainingJob) (au
 	obs := autoscale.Observation{Now: now, SpecReplicas: *job.Spec.Replicas}
 	var list corev1.PodList
 	if err := a.client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{
-		musterv1.LabelJobName: job.Name, musterv1.LabelRole: plan.ScalableRole(job),
+		musterv1.LabelJobName: job.Name,
 	}); err != nil {
 		return obs, err
 	}
+	scalable := plan.ScalableRoles(job)
 	var running []*corev1.Pod
 	for i := range list.Items {
 		pod := &list.Items[i]
 		switch {
+		case !slices.Contains(scalable, pod.Labels[musterv1.LabelRole]):
 		case pod.DeletionTimestamp != nil:
 		case pod.Status.Phase == corev1.PodRunning:
 			running = append(running, pod)
@@ -197,14 +200,15 @@ func (a *Autoscaler) SetupWithManager(mgr ctrl.Manager) error {
 
 func configOf(job *musterv1.TrainingJob) autoscale.Config {
 	p := job.Spec.Autoscaling
-	role := plan.ScalableRole(job)
 	cfg := autoscale.Config{
 		Step: ptrOr(p.Step, 1), SamplesPerSize: ptrOr(p.SamplesPerSize, 3),
 		MinGain: float64(ptrOr(p.MinGainPercent, 50)) / 100, SettleSeconds: ptrOr(p.SettleSeconds, 30),
 	}
+	// The scalable roles are sized together: their bounds add up.
 	for _, r := range job.Spec.Roles {
-		if r.Name == role {
-			cfg.MinReplicas, cfg.MaxReplicas = ptrOr(r.MinReplicas, r.Replicas), ptrOr(r.MaxReplicas, r.Replicas)
+		if slices.Contains(plan.ScalableRoles(job), r.Name) {
+			cfg.MinReplicas += ptrOr(r.MinReplicas, r.Replicas)
+			cfg.MaxReplicas += ptrOr(r.MaxReplicas, r.Replicas)
 		}
 	}
 	return cfg.Defaults()

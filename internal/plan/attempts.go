@@ -188,7 +188,7 @@ func restartScope(job *musterv1.TrainingJob, role *musterv1.Role) musterv1.Resta
 		return role.RestartScope
 	}
 	rt := job.Spec.Runtime
-	if rt != nil && rt.PyTorch != nil && (rt.PyTorch.Elastic == nil || rt.PyTorch.Elastic.Role != role.Name) {
+	if rt != nil && rt.PyTorch != nil && !isElastic(job, role.Name) {
 		return musterv1.RestartScopeJob
 	}
 	return musterv1.RestartScopePod

@@ -28,18 +28,14 @@ type Rule struct {
 func EffectiveCompletion(job *musterv1.TrainingJob) map[string]Rule {
 	out := make(map[string]Rule, len(job.Spec.Roles))
 	masterDecides := false
-	elastic := ""
 	if rt := job.Spec.Runtime; rt != nil && rt.PyTorch != nil {
 		masterDecides = len(job.Spec.Roles) > 1
-		if rt.PyTorch.Elastic != nil {
-			elastic = rt.PyTorch.Elastic.Role
-		}
 	}
 	master := MasterRole(job)
 	for _, r := range job.Spec.Roles {
 		rule := Rule{MinSucceeded: -1, MinFailed: 1}
 		switch {
-		case r.Name == elastic:
+		case isElastic(job, r.Name):
 			minN := r.Replicas
 			if r.MinReplicas != nil {
 				minN = *r.MinReplicas

@@ -21,22 +21,22 @@ func (p *planner) checkElasticSize(roles []musterv1.RoleStatus) {
 	if e == nil || p.outcome != nil || p.restart != nil {
 		return
 	}
-	role := roleOf(p.job, e.Role)
-	rs := roleStatus(&musterv1.TrainingJobStatus{Roles: roles}, e.Role)
-	if role == nil || rs == nil {
-		return
-	}
-	minN := role.Replicas
-	if role.MinReplicas != nil {
-		minN = *role.MinReplicas
-	}
-	es := p.elasticStatus()
-	var up int32
-	for _, t := range rs.Tasks {
-		if counted(t) && (t.State == musterv1.TaskRunning || t.State == musterv1.TaskSucceeded) {
-			up++
+	// One world spans the elastic roles: count and bound them together.
+	var minN, up int32
+	for _, name := range ElasticRoles(p.job) {
+		role := roleOf(p.job, name)
+		rs := roleStatus(&musterv1.TrainingJobStatus{Roles: roles}, name)
+		if role == nil || rs == nil {
+			continue
+		}
+		minN += ptrOr(role.MinReplicas, role.Replicas)
+		for _, t := range rs.Tasks {
+			if counted(t) && (t.State == musterv1.TaskRunning || t.State == musterv1.TaskSucceeded) {
+				up++
+			}
 		}
 	}
+	es := p.elasticStatus()
 	if up >= minN {
 		es.BelowMinSince = nil
 		return
@@ -54,6 +54,6 @@ func (p *planner) checkElasticSize(roles []musterv1.RoleStatus) {
 	}
 	p.fail(musterv1.CompletionStatus{
 		Reason: musterv1.ReasonBelowMinReplicas, Role: e.Role,
-		Message: fmt.Sprintf("role %s has had fewer than minReplicas (%d) running tasks for %s", e.Role, minN, timeout),
+		Message: fmt.Sprintf("the elastic world has had fewer than minReplicas (%d) running tasks for %s", minN, timeout),
 	})
 }

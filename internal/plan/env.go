@@ -45,7 +45,7 @@ func runtimeEnv(t taskRef) []corev1.EnvVar {
 		return nil
 	}
 	pt := rt.PyTorch
-	if pt.Elastic != nil && pt.Elastic.Role == t.role.Name {
+	if pt.Elastic != nil && isElastic(t.job, t.role.Name) {
 		return elasticEnv(t, pt.Elastic)
 	}
 	return staticPyTorchEnv(t, pt)
@@ -71,15 +71,13 @@ func MasterRole(job *musterv1.TrainingJob) string {
 // then the others in spec order. The elastic role, if any, is not part of it.
 func staticRanks(job *musterv1.TrainingJob) []musterv1.Role {
 	master := MasterRole(job)
-	elastic := ""
-	if e := job.Spec.Runtime.PyTorch.Elastic; e != nil {
-		elastic = e.Role
-	}
 	var out []musterv1.Role
 	for _, r := range job.Spec.Roles {
-		if r.Name == master {
+		switch {
+		case isElastic(job, r.Name):
+		case r.Name == master:
 			out = append([]musterv1.Role{r}, out...)
-		} else if r.Name != elastic {
+		default:
 			out = append(out, r)
 		}
 	}
@@ -119,12 +117,13 @@ func staticPyTorchEnv(t taskRef, pt *musterv1.PyTorchRuntime) []corev1.EnvVar {
 // command stays a plain `torchrun train.py`. A variable the template sets
 // itself wins.
 func elasticEnv(t taskRef, e *musterv1.ElasticPolicy) []corev1.EnvVar {
-	minN, maxN := t.role.Replicas, t.role.Replicas
-	if t.role.MinReplicas != nil {
-		minN = *t.role.MinReplicas
-	}
-	if t.role.MaxReplicas != nil {
-		maxN = *t.role.MaxReplicas
+	// One world spans every elastic role: its bounds are theirs, summed.
+	var minN, maxN int32
+	for _, name := range ElasticRoles(t.job) {
+		if r := roleOf(t.job, name); r != nil {
+			minN += ptrOr(r.MinReplicas, r.Replicas)
+			maxN += ptrOr(r.MaxReplicas, r.Replicas)
+		}
 	}
 	restarts := int32(3)
 	if e.MaxRestarts != nil {
@@ -138,7 +137,7 @@ func elasticEnv(t taskRef, e *musterv1.ElasticPolicy) []corev1.EnvVar {
 	if backend == "" {
 		backend = "c10d"
 	}
-	endpoint, client := rendezvousEndpoint(t.job, e, t.index)
+	endpoint, client := rendezvousEndpoint(t.job, e, t.role.Name, t.index)
 	lastCall, join := int32(5), int32(600)
 	if v := e.Rendezvous.LastCallTimeoutSeconds; v != nil {
 		lastCall = *v
@@ -183,4 +182,11 @@ func prependEnv(containers []corev1.Container, env []corev1.EnvVar) {
 		}
 		c.Env = append(merged, c.Env...)
 	}
+}
+
+func ptrOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
 }

@@ -58,6 +58,9 @@ func DesiredPod(job *musterv1.TrainingJob, role *musterv1.Role, index, taskAttem
 	pod.Labels[musterv1.LabelTaskIndex] = strconv.Itoa(int(index))
 	pod.Labels[musterv1.LabelJobAttempt] = strconv.Itoa(int(job.Status.Attempt))
 	pod.Labels[musterv1.LabelTaskAttempt] = strconv.Itoa(int(taskAttempt))
+	if isElastic(job, role.Name) {
+		pod.Labels[musterv1.LabelElastic] = "true"
+	}
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}

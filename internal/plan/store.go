@@ -58,7 +58,7 @@ func rendezvousPort(e *musterv1.ElasticPolicy) int32 {
 
 // rendezvousEndpoint is what task index's agent connects to, and whether
 // the agent must not host the store itself.
-func rendezvousEndpoint(job *musterv1.TrainingJob, e *musterv1.ElasticPolicy, index int32) (endpoint string, client bool) {
+func rendezvousEndpoint(job *musterv1.TrainingJob, e *musterv1.ElasticPolicy, role string, index int32) (endpoint string, client bool) {
 	port := rendezvousPort(e)
 	switch storeKind(e) {
 	case musterv1.StoreExternal:
@@ -68,7 +68,7 @@ func rendezvousEndpoint(job *musterv1.TrainingJob, e *musterv1.ElasticPolicy, in
 		// which never equals the pod's DNS name: task 0 is told localhost
 		// so that it hosts the store.
 		host := PodDNSName(job, e.Role, 0)
-		if index == 0 {
+		if role == e.Role && index == 0 {
 			host = "localhost"
 		}
 		return fmt.Sprintf("%s:%d", host, port), false
@@ -163,7 +163,7 @@ func (p *planner) elasticStatus() *musterv1.ElasticStatus {
 		p.status.Elastic = &musterv1.ElasticStatus{}
 	}
 	rs := p.status.Elastic
-	rs.Endpoint, _ = rendezvousEndpoint(p.job, e, 0)
+	rs.Endpoint, _ = rendezvousEndpoint(p.job, e, e.Role, 0)
 	rs.StorePod = ""
 	if hasDedicatedStore(p.job) {
 		rs.StorePod = StorePodName(p.job)
@@ -181,6 +181,5 @@ func (p *planner) removeStore(reason string) {
 // waitsForStore is whether role's pods wait for the store: agents started
 // before it could not even resolve its name.
 func (p *planner) waitsForStore(role *musterv1.Role) bool {
-	e := elasticPolicy(p.job)
-	return e != nil && e.Role == role.Name && hasDedicatedStore(p.job) && !p.storeReady
+	return isElastic(p.job, role.Name) && hasDedicatedStore(p.job) && !p.storeReady
 }

@@ -80,7 +80,7 @@ func (p *planner) setRunning(running, desired int32) {
 		}
 	default:
 		if p.waitingForStore {
-			p.waiting = append(p.waiting, "role "+elasticPolicy(p.job).Role+" waits for the rendezvous store "+StorePodName(p.job)+" to run")
+			p.waiting = append(p.waiting, "the elastic world waits for the rendezvous store "+StorePodName(p.job)+" to run")
 		}
 		if len(p.waiting) > 0 {
 			p.setCondition(musterv1.ConditionRunning, false, musterv1.ReasonWaitingForRoles, strings.Join(p.waiting, "; "))
