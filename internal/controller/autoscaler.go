@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -72,7 +74,7 @@ func (a *Autoscaler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, nil
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("trainingJob", klog.KObj(job))
-	interval := time.Duration(ptrOr(p.IntervalSeconds, 10)) * time.Second
+	interval := time.Duration(ptr.Deref(p.IntervalSeconds, 10)) * time.Second
 	state := a.stateFor(job)
 	if state.Phase != autoscale.PhaseStopped {
 		obs, err := a.observe(ctx, job)
@@ -124,7 +126,7 @@ func (a *Autoscaler) stateFor(job *musterv1.TrainingJob) autoscale.State {
 // active is whether a job is running and not held.
 func active(job *musterv1.TrainingJob) bool {
 	c := job.Status.Conditions
-	return job.DeletionTimestamp == nil && !ptrTrue(job.Spec.Run.Suspend) &&
+	return job.DeletionTimestamp == nil && !ptr.Deref(job.Spec.Run.Suspend, false) &&
 		!apimeta.IsStatusConditionTrue(c, musterv1.ConditionSucceeded) &&
 		!apimeta.IsStatusConditionTrue(c, musterv1.ConditionFailed) &&
 		job.Spec.Replicas != nil && plan.ScalableRole(job) != ""
@@ -149,7 +151,9 @@ func (a *Autoscaler) observe(ctx context.Context, job *musterv1.TrainingJob) (au
 		case pod.DeletionTimestamp != nil:
 		case pod.Status.Phase == corev1.PodRunning:
 			running = append(running, pod)
-		case unschedulable(pod):
+		// Pods still starting are not pending for the autoscaler: only pods
+		// the scheduler found no place for are.
+		case plan.Unschedulable(pod):
 			obs.Pending++
 		}
 	}
@@ -159,22 +163,11 @@ func (a *Autoscaler) observe(ctx context.Context, job *musterv1.TrainingJob) (au
 	a.lastRead[job.UID] = now
 	a.mu.Unlock()
 	if !ok {
-		since = now.Add(-time.Duration(ptrOr(job.Spec.Autoscaling.IntervalSeconds, 10)) * time.Second)
+		since = now.Add(-time.Duration(ptr.Deref(job.Spec.Autoscaling.IntervalSeconds, 10)) * time.Second)
 	}
 	sample, err := a.reader.read(ctx, job.Spec.Autoscaling.Metric, running, since)
 	obs.Sample = sample
 	return obs, err
-}
-
-// unschedulable is whether the scheduler found no place for the pod: the
-// pods an autoscaler must not ask for more of. A pod still starting is not.
-func unschedulable(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-			return true
-		}
-	}
-	return false
 }
 
 func (a *Autoscaler) writeStatus(ctx context.Context, job *musterv1.TrainingJob, st *musterv1.AutoscalerStatus) error {
@@ -201,14 +194,14 @@ func (a *Autoscaler) SetupWithManager(mgr ctrl.Manager) error {
 func configOf(job *musterv1.TrainingJob) autoscale.Config {
 	p := job.Spec.Autoscaling
 	cfg := autoscale.Config{
-		Step: ptrOr(p.Step, 1), SamplesPerSize: ptrOr(p.SamplesPerSize, 3),
-		MinGain: float64(ptrOr(p.MinGainPercent, 50)) / 100, SettleSeconds: ptrOr(p.SettleSeconds, 30),
+		Step: ptr.Deref(p.Step, 1), SamplesPerSize: ptr.Deref(p.SamplesPerSize, 3),
+		MinGain: float64(ptr.Deref(p.MinGainPercent, 50)) / 100, SettleSeconds: ptr.Deref(p.SettleSeconds, 30),
 	}
 	// The scalable roles are sized together: their bounds add up.
 	for _, r := range job.Spec.Roles {
 		if slices.Contains(plan.ScalableRoles(job), r.Name) {
-			cfg.MinReplicas += ptrOr(r.MinReplicas, r.Replicas)
-			cfg.MaxReplicas += ptrOr(r.MaxReplicas, r.Replicas)
+			cfg.MinReplicas += ptr.Deref(r.MinReplicas, r.Replicas)
+			cfg.MaxReplicas += ptr.Deref(r.MaxReplicas, r.Replicas)
 		}
 	}
 	return cfg.Defaults()
@@ -251,12 +244,3 @@ func statusOf(st autoscale.State) *musterv1.AutoscalerStatus {
 	}
 	return s
 }
-
-func ptrOr[T any](p *T, def T) T {
-	if p == nil {
-		return def
-	}
-	return *p
-}
-
-func ptrTrue(b *bool) bool { return b != nil && *b }

@@ -5,7 +5,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
@@ -33,9 +32,4 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *musterv1.TrainingJob,
 		statusWrites.WithLabelValues("error").Inc()
 	}
 	return err
-}
-
-func metav1IsControlledBy(obj metav1.Object, job *musterv1.TrainingJob) bool {
-	ref := metav1.GetControllerOf(obj)
-	return ref != nil && ref.UID == job.UID
 }

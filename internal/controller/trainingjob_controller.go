@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -148,7 +149,7 @@ func (r *Reconciler) observe(ctx context.Context, job *musterv1.TrainingJob) ([]
 	}
 	pods := make([]*corev1.Pod, 0, len(list.Items))
 	for i := range list.Items {
-		if metav1IsControlledBy(&list.Items[i], job) {
+		if metav1.IsControlledBy(&list.Items[i], job) {
 			pods = append(pods, &list.Items[i])
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
@@ -29,7 +31,7 @@ func (p *planner) checkElasticSize(roles []musterv1.RoleStatus) {
 		if role == nil || rs == nil {
 			continue
 		}
-		minN += ptrOr(role.MinReplicas, role.Replicas)
+		minN += ptr.Deref(role.MinReplicas, role.Replicas)
 		for _, t := range rs.Tasks {
 			if counted(t) && (t.State == musterv1.TaskRunning || t.State == musterv1.TaskSucceeded) {
 				up++

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"k8s.io/utils/ptr"
+
 	corev1 "k8s.io/api/core/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
@@ -121,8 +123,8 @@ func elasticEnv(t taskRef, e *musterv1.ElasticPolicy) []corev1.EnvVar {
 	var minN, maxN int32
 	for _, name := range ElasticRoles(t.job) {
 		if r := roleOf(t.job, name); r != nil {
-			minN += ptrOr(r.MinReplicas, r.Replicas)
-			maxN += ptrOr(r.MaxReplicas, r.Replicas)
+			minN += ptr.Deref(r.MinReplicas, r.Replicas)
+			maxN += ptr.Deref(r.MaxReplicas, r.Replicas)
 		}
 	}
 	restarts := int32(3)
@@ -182,11 +184,4 @@ func prependEnv(containers []corev1.Container, env []corev1.EnvVar) {
 		}
 		c.Env = append(merged, c.Env...)
 	}
-}
-
-func ptrOr[T any](p *T, def T) T {
-	if p == nil {
-		return def
-	}
-	return *p
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -112,7 +114,7 @@ func Plan(in Input) Result {
 		p.stop()
 	case p.job.Spec.Run.Execution == musterv1.ExecutionCreate:
 		p.hold()
-	case ptrTrue(p.job.Spec.Run.Suspend):
+	case ptr.Deref(p.job.Spec.Run.Suspend, false):
 		p.ensureService()
 		p.suspend()
 	case p.pendingSuspend():
@@ -523,5 +525,3 @@ func taskStatus(rs *musterv1.RoleStatus, index int32) musterv1.TaskStatus {
 	}
 	return musterv1.TaskStatus{Index: index, State: musterv1.TaskCreating}
 }
-
-func ptrTrue(b *bool) bool { return b != nil && *b }

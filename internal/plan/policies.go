@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"k8s.io/utils/ptr"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -101,7 +103,7 @@ func (p *planner) suspendByPolicy(why string) {
 func (p *planner) pendingSuspend() bool {
 	c := apiCondition(p.status, musterv1.ConditionSuspended)
 	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == musterv1.ReasonSuspendedByPolicy &&
-		c.ObservedGeneration == p.job.Generation && !ptrTrue(p.job.Spec.Run.Suspend)
+		c.ObservedGeneration == p.job.Generation && !ptr.Deref(p.job.Spec.Run.Suspend, false)
 }
 
 // taskFailedPolicy raises TaskFailed for a task that failed for good.
@@ -238,8 +240,8 @@ func (p *planner) forceIfOverdue(pod *corev1.Pod, role *musterv1.Role) {
 		pod.Name, *role.GracefulDeletionTimeoutSeconds))
 }
 
-// unschedulable is whether the scheduler found no node for the pod.
-func unschedulable(pod *corev1.Pod) bool {
+// Unschedulable is whether the scheduler found no node for the pod.
+func Unschedulable(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
 			return true
@@ -280,7 +282,7 @@ func (p *planner) partlyPlaced(roles []musterv1.RoleStatus) bool {
 			if t.State == musterv1.TaskRunning {
 				running = true
 			}
-			if pod := p.pods[t.Pod]; pod != nil && pod.Status.Phase == corev1.PodPending && unschedulable(pod) {
+			if pod := p.pods[t.Pod]; pod != nil && pod.Status.Phase == corev1.PodPending && Unschedulable(pod) {
 				stuck = true
 			}
 		}
