@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/muster-dev/muster/internal/demo"
 	"github.com/muster-dev/muster/internal/joblogs"
 	"github.com/muster-dev/muster/internal/plan"
+	"github.com/muster-dev/muster/internal/testutil"
 )
 
 // torchTimes are the times from an event to the first epoch the new world
@@ -155,7 +155,7 @@ func (b *bench) torchMuster(ctx context.Context) (torchTimes, error) {
 	if first.from == victim {
 		victim = demo.JobName + "-worker-2"
 	}
-	pids := podProcesses(ns, victim)
+	pids := testutil.PodProcesses(ns, victim)
 	if len(pids) == 0 {
 		return t, fmt.Errorf("no processes of %s", victim)
 	}
@@ -274,22 +274,4 @@ func (b *bench) torchFloor() (torchTimes, error) {
 		return t, err
 	}
 	return t, nil
-}
-
-// podProcesses are the host processes of a pod on the process node, found
-// by the pod name and namespace Muster puts in their environment.
-func podProcesses(ns, pod string) []int {
-	want := []string{musterv1.EnvPodName + "=" + pod + "\x00", musterv1.EnvJobNamespace + "=" + ns + "\x00"}
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	var pids []int
-	for _, d := range dirs {
-		raw, err := os.ReadFile(filepath.Join(d, "environ"))
-		if err != nil || !strings.Contains(string(raw), want[0]) || !strings.Contains(string(raw), want[1]) {
-			continue
-		}
-		if pid, err := strconv.Atoi(filepath.Base(d)); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }

@@ -1,13 +1,10 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -18,25 +15,8 @@ import (
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/demo"
 	"github.com/muster-dev/muster/internal/joblogs"
+	"github.com/muster-dev/muster/internal/testutil"
 )
-
-// podProcesses are the host processes of a pod's containers, found by the
-// pod name and namespace Muster puts in their environment.
-func podProcesses(ns, pod string) []int {
-	want := [][]byte{[]byte(musterv1.EnvPodName + "=" + pod + "\x00"), []byte(musterv1.EnvJobNamespace + "=" + ns + "\x00")}
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	var pids []int
-	for _, d := range dirs {
-		env, err := os.ReadFile(filepath.Join(d, "environ"))
-		if err != nil || !bytes.Contains(env, want[0]) || !bytes.Contains(env, want[1]) {
-			continue
-		}
-		if pid, err := strconv.Atoi(filepath.Base(d)); err == nil {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
-}
 
 // eventLog collects the example's progress events with the pod each came
 // from.
@@ -96,7 +76,7 @@ func TestLosingRankZeroDoesNotEndTheJob(t *testing.T) {
 		before, rank0 = e, pod
 		return nil
 	}, jobTimeout, time.Second).Should(gomega.Succeed())
-	pids := podProcesses(ns, rank0)
+	pids := testutil.PodProcesses(ns, rank0)
 	g.Expect(pids).NotTo(gomega.BeEmpty(), "processes of %s", rank0)
 	t.Logf("killing %s (rank 0, epoch %d): pids %v", rank0, before.Epoch, pids)
 	for _, pid := range pids {
