@@ -15,9 +15,9 @@ const (
 	// 2 for the pod that replaced it, and so on.
 	LabelTaskAttempt = "muster.dev/task-attempt"
 
-	// LabelElastic is "true" on the pods of a job's elastic world, the
-	// /scale selector when several roles make it up.
-	LabelElastic = "muster.dev/elastic"
+	// LabelScalable is "true" on the pods of a job's scalable roles, the
+	// /scale selector when several roles make them up.
+	LabelScalable = "muster.dev/scalable"
 	// LabelComponent marks pods that are not tasks, e.g. the rendezvous
 	// store (value "rendezvous-store").
 	LabelComponent = "muster.dev/component"
@@ -44,26 +44,30 @@ const (
 	EnvServiceName  = "MUSTER_SERVICE_NAME"
 )
 
+// ConditionType is the type of a TrainingJob condition.
+type ConditionType string
+
 // Condition types of a TrainingJob. See docs/state-machine.md.
 const (
 	// ConditionCreated is true once the operator has accepted the job and
 	// made its Service.
-	ConditionCreated = "Created"
+	ConditionCreated ConditionType = "Created"
 	// ConditionRunning is true while every task that should run has a
 	// running pod.
-	ConditionRunning = "Running"
+	ConditionRunning ConditionType = "Running"
 	// ConditionRestarting is true while failed tasks are being replaced.
-	ConditionRestarting = "Restarting"
+	ConditionRestarting ConditionType = "Restarting"
 	// ConditionSuspended is true while spec.run.suspend holds the job with
 	// no pods.
-	ConditionSuspended = "Suspended"
+	ConditionSuspended ConditionType = "Suspended"
 	// ConditionSucceeded is true once the job has finished successfully.
-	ConditionSucceeded = "Succeeded"
+	ConditionSucceeded ConditionType = "Succeeded"
 	// ConditionFailed is true once the job has finished unsuccessfully.
-	ConditionFailed = "Failed"
+	ConditionFailed ConditionType = "Failed"
 )
 
-// Reasons used in conditions and events.
+// Reasons of conditions, of status.completion and of events. Every reason
+// the operator writes is one of these.
 const (
 	ReasonCreated              = "Created"
 	ReasonPodsPending          = "PodsPending"
@@ -81,25 +85,32 @@ const (
 	ReasonStopped              = "Stopped"
 	ReasonHeld                 = "Held"
 	ReasonWaitingForRoles      = "WaitingForRoles"
-	ReasonInvalidDependency    = "InvalidDependency"
+	ReasonJobRestarting        = "JobRestarting"
+	ReasonInvalidSpec          = "InvalidSpec"
+	ReasonTerminated           = "Terminated"
+	ReasonPolicyCompleted      = "PolicyCompleted"
+	ReasonPolicyFailed         = "PolicyFailed"
+	ReasonSuspendedByPolicy    = "SuspendedByPolicy"
+	ReasonPodPendingTimeout    = "PodPendingTimeout"
+	ReasonForceDeleted         = "ForceDeleted"
+	ReasonBelowMinReplicas     = "BelowMinReplicas"
+	ReasonTaskFailed           = "TaskFailed"
+	ReasonTaskRetriesExhausted = "TaskRetriesExhausted"
+	ReasonScalingDown          = "ScalingDown"
+	ReasonScaledDown           = "ScaledDown"
+	ReasonStoreRestarting      = "StoreRestarting"
+	ReasonRoleRestarted        = "RoleRestarted"
+	ReasonPodDeleted           = "PodDeleted"
+	ReasonPodsCreated          = "PodsCreated"
+	ReasonAutoscaling          = "Autoscaling"
 )
 
 // DefaultBackoffLimit is the number of accountable restarts a job may make
-// when spec.run.backoffLimit is not set.
+// when spec.failurePolicy.backoffLimit is not set.
 const DefaultBackoffLimit int32 = 3
 
 // DefaultPyTorchPort is the port of the static PyTorch master.
 const DefaultPyTorchPort int32 = 23456
 
-// Reasons of lifecycle decisions.
-const (
-	ReasonJobRestarting     = "JobRestarting"
-	ReasonInvalidSpec       = "InvalidSpec"
-	ReasonTerminated        = "Terminated"
-	ReasonPolicyCompleted   = "PolicyCompleted"
-	ReasonPolicyFailed      = "PolicyFailed"
-	ReasonSuspendedByPolicy = "SuspendedByPolicy"
-	ReasonPodPendingTimeout = "PodPendingTimeout"
-	ReasonForceDeleted      = "ForceDeleted"
-	ReasonBelowMinReplicas  = "BelowMinReplicas"
-)
+// DefaultRendezvousPort is the port of the c10d rendezvous store.
+const DefaultRendezvousPort int32 = 29400

@@ -72,6 +72,7 @@ type TrainingJobStatus struct {
 	// and Failed.
 	// +listType=map
 	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
@@ -95,7 +96,7 @@ type TrainingJobStatus struct {
 	Restarts RestartCounts `json:"restarts,omitzero"`
 
 	// retries counts the new attempts of the whole job, which
-	// spec.retry.maxRetries limits.
+	// spec.failurePolicy.retry.maxRetries limits.
 	// +optional
 	Retries RestartCounts `json:"retries,omitzero"`
 
@@ -114,6 +115,7 @@ type TrainingJobStatus struct {
 	// roles is the state of each role, in spec order.
 	// +listType=map
 	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
 	// +optional
 	Roles []RoleStatus `json:"roles,omitempty"`
 
@@ -121,7 +123,7 @@ type TrainingJobStatus struct {
 	// +optional
 	Autoscaler *AutoscalerStatus `json:"autoscaler,omitempty"`
 
-	// elastic describes the elastic role: its rendezvous and its size.
+	// elastic describes the elastic world: its rendezvous and its size.
 	// +optional
 	Elastic *ElasticStatus `json:"elastic,omitempty"`
 
@@ -152,7 +154,7 @@ type RestartCounts struct {
 	// +optional
 	Total int32 `json:"total,omitempty"`
 	// accountable is the restarts that count against
-	// spec.run.backoffLimit: total less the transient ones.
+	// spec.failurePolicy.backoffLimit: total less the transient ones.
 	// +optional
 	Accountable int32 `json:"accountable,omitempty"`
 }
@@ -180,6 +182,7 @@ type RoleStatus struct {
 	// tasks is the state of each task, by index.
 	// +listType=map
 	// +listMapKey=index
+	// +kubebuilder:validation:MaxItems=10000
 	// +optional
 	Tasks []TaskStatus `json:"tasks,omitempty"`
 }
@@ -205,7 +208,7 @@ type TaskStatus struct {
 	// +optional
 	Restarts int32 `json:"restarts,omitempty"`
 	// accountableRestarts is the restarts that count against
-	// spec.roles[].maxRetries.
+	// spec.failurePolicy.backoffLimitPerTask.
 	// +optional
 	AccountableRestarts int32 `json:"accountableRestarts,omitempty"`
 	// deletionPending marks a task removed by a scale-down: it no longer
@@ -246,6 +249,7 @@ type ExitStatus struct {
 	// attributes qualify a failure: Transient (a retry should end
 	// differently), Permanent (it would end the same), Conflict (resource
 	// contention). None means unknown.
+	// +kubebuilder:validation:MaxItems=4
 	// +listType=atomic
 	// +optional
 	Attributes []string `json:"attributes,omitempty"`
@@ -257,7 +261,7 @@ type ExitStatus struct {
 	FinishedAt *metav1.Time `json:"finishedAt,omitempty"`
 }
 
-// ElasticStatus describes an elastic role: where its agents meet, and how
+// ElasticStatus describes an elastic world: where its agents meet, and how
 // long it has had too few of them.
 type ElasticStatus struct {
 	// endpoint is what the agents connect to.
@@ -271,7 +275,7 @@ type ElasticStatus struct {
 	StoreRestarts int32 `json:"storeRestarts,omitempty"`
 	// belowMinSince is when the role last fell below minReplicas running
 	// tasks; the job fails if it stays there longer than
-	// spec.runtime.pytorch.elastic.belowMinTimeoutSeconds.
+	// spec.scaling.belowMinTimeoutSeconds.
 	// +optional
 	BelowMinSince *metav1.Time `json:"belowMinSince,omitempty"`
 }
@@ -303,6 +307,7 @@ type CompletionStatus struct {
 	// +optional
 	Phrase string `json:"phrase,omitempty"`
 	// attributes qualify a failure: Transient, Permanent, Conflict.
+	// +kubebuilder:validation:MaxItems=4
 	// +listType=atomic
 	// +optional
 	Attributes []string `json:"attributes,omitempty"`
@@ -324,4 +329,52 @@ func hasAttribute(attrs []string, a string) bool {
 		}
 	}
 	return false
+}
+
+// AutoscalerStatus is what the autoscaler measured and decided.
+type AutoscalerStatus struct {
+	// phase is Exploring or Stopped.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// reason is why it is where it is: Started, ScaledUp, NoGain,
+	// PendingPods, ReachedMax, ExternalScale, Disabled.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	Reason string `json:"reason,omitempty"`
+	// message says it in words.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Message string `json:"message,omitempty"`
+	// replicas is the size it last asked for.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+	// lastGood is the best size so far.
+	// +optional
+	LastGood int32 `json:"lastGood,omitempty"`
+	// resizedAt is when it last resized the roles.
+	// +optional
+	ResizedAt *metav1.Time `json:"resizedAt,omitempty"`
+	// sizes are the throughputs measured, oldest first.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=atomic
+	// +optional
+	Sizes []SizeThroughput `json:"sizes,omitempty"`
+}
+
+// SizeThroughput is the throughput measured at one size.
+type SizeThroughput struct {
+	// replicas is the size.
+	// +required
+	Replicas int32 `json:"replicas"`
+	// samples, in samples per second.
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MaxLength=32
+	// +listType=atomic
+	// +optional
+	Samples []string `json:"samples,omitempty"`
+	// throughput is the median of the samples.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	Throughput string `json:"throughput,omitempty"`
 }

@@ -84,7 +84,7 @@ func describeJob(out io.Writer, job *musterv1.TrainingJob) {
 	fmt.Fprintf(out, "Phase:      %s\n", orDash(string(s.Phase)))
 	fmt.Fprintf(out, "Ready:      %s\n", orDash(s.Ready))
 	fmt.Fprintf(out, "Restarts:   %d (%d counted against backoffLimit %d)\n", s.Restarts.Total, s.Restarts.Accountable,
-		ptr.Deref(job.Spec.Run.BackoffLimit, musterv1.DefaultBackoffLimit))
+		ptr.Deref(job.Spec.FailurePolicy.BackoffLimit, musterv1.DefaultBackoffLimit))
 	if s.Completion != nil {
 		fmt.Fprintf(out, "Completion: %s: %s\n", s.Completion.Reason, s.Completion.Message)
 	}

@@ -40,23 +40,37 @@ func TestDescribeJobShowsTasks(t *testing.T) {
 
 func TestScaleTarget(t *testing.T) {
 	elastic := testutil.MakeJob("e", "ns").Role("launcher", 1).Role("worker", 4).Elastic(2, 4).Obj()
+	finished := elastic.DeepCopy()
+	finished.Status.Phase = musterv1.PhaseSucceeded
+	finished.Status.Conditions = []metav1.Condition{{Type: string(musterv1.ConditionSucceeded), Status: metav1.ConditionTrue}}
 	cases := map[string]struct {
-		job     *musterv1.TrainingJob
-		role    string
-		want    int
-		wantErr bool
+		job      *musterv1.TrainingJob
+		role     string
+		replicas int32
+		want     int
+		wantErr  string
 	}{
-		"the elastic role by default": {job: elastic, want: 1},
-		"a named role":                {job: elastic, role: "launcher", want: 0},
-		"an unknown role":             {job: elastic, role: "ps", wantErr: true},
-		"the only role":               {job: testutil.MakeJob("j", "ns").Role("w", 2).Obj(), want: 0},
-		"several roles, none named":   {job: testutil.MakeJob("j", "ns").Role("a", 1).Role("b", 1).Obj(), wantErr: true},
+		"the scalable roles by default": {job: elastic, replicas: 3, want: -1},
+		"below the range":               {job: elastic, replicas: 1, wantErr: "--replicas 1 is out of range: its scalable roles [worker] take 2 to 4"},
+		"above the range":               {job: elastic, replicas: 5, wantErr: "out of range"},
+		"a named role":                  {job: elastic, role: "launcher", replicas: 2, want: 0},
+		"a scalable role named":         {job: elastic, role: "worker", replicas: 2, wantErr: "role worker is scalable"},
+		"an unknown role":               {job: elastic, role: "ps", wantErr: `no role "ps"`},
+		"the only role":                 {job: testutil.MakeJob("j", "ns").Role("w", 2).Obj(), replicas: 3, want: 0},
+		"several roles, none named":     {job: testutil.MakeJob("j", "ns").Role("a", 1).Role("b", 1).Obj(), wantErr: "name one with --role"},
+		"a finished job":                {job: finished, replicas: 3, wantErr: "has finished (Succeeded)"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got, err := scaleTarget(tc.job, tc.role)
-			if (err != nil) != tc.wantErr || (err == nil && got != tc.want) {
-				t.Errorf("scaleTarget = %d, %v; want %d, error %v", got, err, tc.want, tc.wantErr)
+			got, err := scaleTarget(tc.job, tc.role, tc.replicas)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Errorf("scaleTarget = %d, %v; want %d", got, err, tc.want)
 			}
 		})
 	}

@@ -15,7 +15,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -69,10 +68,10 @@ func (a *Autoscaler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := a.client.Get(ctx, req.NamespacedName, job); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	p := job.Spec.Autoscaling
-	if p == nil || !active(job) {
+	if !active(job) {
 		return ctrl.Result{}, nil
 	}
+	p := job.Spec.Scaling.Autoscaling
 	log := ctrl.LoggerFrom(ctx).WithValues("trainingJob", klog.KObj(job))
 	interval := time.Duration(ptr.Deref(p.IntervalSeconds, 10)) * time.Second
 	state := a.stateFor(job)
@@ -96,7 +95,7 @@ func (a *Autoscaler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		a.last[job.UID] = d.State
 		a.mu.Unlock()
 		if d.Event != "" {
-			a.recorder.Eventf(job, nil, corev1.EventTypeNormal, "Autoscaling", "Autoscale", "%s", d.Event)
+			a.recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.ReasonAutoscaling, "Autoscale", "%s", d.Event)
 		}
 		state = d.State
 	}
@@ -125,17 +124,14 @@ func (a *Autoscaler) stateFor(job *musterv1.TrainingJob) autoscale.State {
 
 // active is whether a job is running and not held.
 func active(job *musterv1.TrainingJob) bool {
-	c := job.Status.Conditions
 	return job.DeletionTimestamp == nil && !ptr.Deref(job.Spec.Run.Suspend, false) &&
-		!apimeta.IsStatusConditionTrue(c, musterv1.ConditionSucceeded) &&
-		!apimeta.IsStatusConditionTrue(c, musterv1.ConditionFailed) &&
-		job.Spec.Replicas != nil && plan.ScalableRole(job) != ""
+		!job.Status.Finished() && job.Spec.Scaling != nil && job.Spec.Scaling.Autoscaling != nil
 }
 
 // observe counts the elastic role's pods and reads a new sample.
 func (a *Autoscaler) observe(ctx context.Context, job *musterv1.TrainingJob) (autoscale.Observation, error) {
 	now := a.clock.Now()
-	obs := autoscale.Observation{Now: now, SpecReplicas: *job.Spec.Replicas}
+	obs := autoscale.Observation{Now: now, SpecReplicas: job.Spec.Scaling.Replicas}
 	var list corev1.PodList
 	if err := a.client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{
 		musterv1.LabelJobName: job.Name,
@@ -163,9 +159,9 @@ func (a *Autoscaler) observe(ctx context.Context, job *musterv1.TrainingJob) (au
 	a.lastRead[job.UID] = now
 	a.mu.Unlock()
 	if !ok {
-		since = now.Add(-time.Duration(ptr.Deref(job.Spec.Autoscaling.IntervalSeconds, 10)) * time.Second)
+		since = now.Add(-time.Duration(ptr.Deref(job.Spec.Scaling.Autoscaling.IntervalSeconds, 10)) * time.Second)
 	}
-	sample, err := a.reader.read(ctx, job.Spec.Autoscaling.Metric, running, since)
+	sample, err := a.reader.read(ctx, job.Spec.Scaling.Autoscaling.Metric, running, since)
 	obs.Sample = sample
 	return obs, err
 }
@@ -183,7 +179,7 @@ func (a *Autoscaler) writeStatus(ctx context.Context, job *musterv1.TrainingJob,
 func (a *Autoscaler) SetupWithManager(mgr ctrl.Manager) error {
 	wants := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		job, ok := o.(*musterv1.TrainingJob)
-		return ok && job.Spec.Autoscaling != nil
+		return ok && job.Spec.Scaling != nil && job.Spec.Scaling.Autoscaling != nil
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1.TrainingJob{}, builder.WithPredicates(wants, predicate.GenerationChangedPredicate{})).
@@ -192,17 +188,15 @@ func (a *Autoscaler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func configOf(job *musterv1.TrainingJob) autoscale.Config {
-	p := job.Spec.Autoscaling
+	p := job.Spec.Scaling.Autoscaling
 	cfg := autoscale.Config{
 		Step: ptr.Deref(p.Step, 1), SamplesPerSize: ptr.Deref(p.SamplesPerSize, 3),
 		MinGain: float64(ptr.Deref(p.MinGainPercent, 50)) / 100, SettleSeconds: ptr.Deref(p.SettleSeconds, 30),
 	}
 	// The scalable roles are sized together: their bounds add up.
-	for _, r := range job.Spec.Roles {
-		if slices.Contains(plan.ScalableRoles(job), r.Name) {
-			cfg.MinReplicas += ptr.Deref(r.MinReplicas, r.Replicas)
-			cfg.MaxReplicas += ptr.Deref(r.MaxReplicas, r.Replicas)
-		}
+	for _, r := range job.Spec.Scaling.Roles {
+		cfg.MinReplicas += ptr.Deref(r.MinReplicas, 1)
+		cfg.MaxReplicas += r.MaxReplicas
 	}
 	return cfg.Defaults()
 }

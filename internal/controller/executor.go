@@ -32,19 +32,8 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, res
 		}
 	}
 	errs = append(errs, r.deletePods(ctx, job, res.DeletePods), r.createPods(ctx, job, res.CreatePods))
-	if n := res.DefaultReplicas; n != nil {
-		// Conditional on the job's resourceVersion: never overwrite a scale
-		// the user made meanwhile.
-		orig := job.DeepCopy()
-		filled := job.DeepCopy()
-		filled.Spec.Replicas = n
-		err := r.client.Patch(ctx, filled, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}))
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			errs = append(errs, fmt.Errorf("filling spec.replicas: %w", err))
-		}
-	}
 	if res.SuspendJob {
-		log.V(2).Info("Suspending job as a lifecycle policy asked", "reason", musterv1.ReasonSuspendedByPolicy)
+		log.V(2).Info("Suspending job as a failure rule asked", "reason", musterv1.ReasonSuspendedByPolicy)
 		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"run":{"suspend":true}}}`))
 		if err := r.client.Patch(ctx, job.DeepCopy(), patch); err != nil && !apierrors.IsNotFound(err) {
 			errs = append(errs, fmt.Errorf("suspending job: %w", err))
@@ -92,7 +81,7 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.TrainingJob, 
 		}
 	})
 	if created > 0 {
-		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, "PodsCreated", "Create", "created %d pods", created)
+		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.ReasonPodsCreated, "Create", "created %d pods", created)
 	}
 	if len(errs) > 0 {
 		r.warn(job, musterv1.ReasonPodCreateFailed, "%d pod creates failed, first: %v", len(errs), errs[0])

@@ -24,7 +24,7 @@ type jobRestart struct {
 }
 
 // restartJob asks for a new attempt of the whole job: a gang restart. It
-// needs restarts left in spec.run.backoffLimit when it counts.
+// needs restarts left in spec.failurePolicy.backoffLimit when it counts.
 func (p *planner) restartJob(message string, accountable bool) {
 	if p.restart != nil || p.outcome != nil {
 		return
@@ -32,22 +32,23 @@ func (p *planner) restartJob(message string, accountable bool) {
 	if accountable && p.status.Restarts.Accountable >= backoffLimit(p.job) {
 		p.failForGood(musterv1.CompletionStatus{
 			Reason:  musterv1.ReasonBackoffLimitExceeded,
-			Message: message + ", but the job has used all the restarts of spec.run.backoffLimit",
+			Message: message + ", but the job has used all the restarts of spec.failurePolicy.backoffLimit",
 		})
 		return
 	}
 	p.restart = &jobRestart{message: message, accountable: accountable}
 }
 
-// retry puts a finished attempt to spec.retry. It returns whether a new
-// attempt was started instead of finishing the job.
+// retry puts a finished attempt to spec.failurePolicy.retry. It returns
+// whether a new attempt was started instead of finishing the job.
 func (p *planner) retry() bool {
 	o := p.outcome
-	if o.NoRetry || p.job.Spec.Retry == nil {
+	r := p.job.Spec.FailurePolicy.Retry
+	if o.NoRetry || r == nil {
 		return false
 	}
 	d := policy.ShouldRetry(
-		policy.RetryPolicy{MaxRetries: p.job.Spec.Retry.MaxRetries, ClassifyFailures: p.classify},
+		policy.RetryPolicy{MaxRetries: r.MaxRetries, Always: r.Policy == musterv1.RetryAlways, ClassifyFailures: p.classify},
 		policy.RetryStatus{Total: p.status.Retries.Total, Accountable: p.status.Retries.Accountable},
 		completionOf(o))
 	if !d.Retry {
@@ -58,13 +59,13 @@ func (p *planner) retry() bool {
 	}
 	countsAgainstBudget := d.Accountable && !o.Succeeded
 	if countsAgainstBudget && p.status.Restarts.Accountable >= backoffLimit(p.job) {
-		o.Completion.Message += "; not retried: the job has used all the restarts of spec.run.backoffLimit"
+		o.Completion.Message += "; not retried: the job has used all the restarts of spec.failurePolicy.backoffLimit"
 		return false
 	}
 	p.restart = &jobRestart{message: "retrying the job (" + d.Reason + ") after: " + o.Completion.Message,
 		accountable: countsAgainstBudget, retry: true}
 	delay := policy.JobRetryDelay(policy.RetryPolicy{ClassifyFailures: p.classify}, completionOf(o),
-		conflictDelay(p.job.Spec.Retry), p.random())
+		conflictDelay(r), p.random())
 	p.newAttempt()
 	if delay > 0 {
 		p.status.NextAttemptTime = new(metav1.NewTime(p.now.Add(delay)))
@@ -181,17 +182,13 @@ func completionOf(o *Outcome) policy.Completion {
 	return c
 }
 
-// restartScope is what a restart of role restarts; see
-// spec.roles[].restartScope.
-func restartScope(job *musterv1.TrainingJob, role *musterv1.Role) musterv1.RestartScope {
-	if role.RestartScope != "" {
-		return role.RestartScope
-	}
+// gangRestarts is whether a restart the role's restartPolicy decides
+// restarts the whole job rather than the task's pod: in the static roles of
+// a PyTorch job one lost rank breaks the process group of all. A failure
+// rule with action RestartTask or RestartJob chooses otherwise.
+func gangRestarts(job *musterv1.TrainingJob, role *musterv1.Role) bool {
 	rt := job.Spec.Runtime
-	if rt != nil && rt.PyTorch != nil && !isElastic(job, role.Name) {
-		return musterv1.RestartScopeJob
-	}
-	return musterv1.RestartScopePod
+	return rt != nil && rt.PyTorch != nil && !isElastic(job, role.Name)
 }
 
 func roleOf(job *musterv1.TrainingJob, name string) *musterv1.Role {

@@ -15,9 +15,9 @@ type Rule struct {
 	MinSucceeded, MinFailed int32
 }
 
-// EffectiveCompletion is the completion rule of each role. A role's own
-// spec.roles[].completion wins; otherwise the preset is chosen from the
-// roles present:
+// EffectiveCompletion is the completion rule of each role of a job as
+// Effective returns it. A role's own spec.roles[].completion wins;
+// otherwise the preset is chosen from the roles present:
 //   - PyTorch with a master role and other roles ("master decides"): the
 //     master succeeds the job with its one task; any task failing for good
 //     fails it.
@@ -36,11 +36,7 @@ func EffectiveCompletion(job *musterv1.TrainingJob) map[string]Rule {
 		rule := Rule{MinSucceeded: -1, MinFailed: 1}
 		switch {
 		case isElastic(job, r.Name):
-			minN := r.Replicas
-			if r.MinReplicas != nil {
-				minN = *r.MinReplicas
-			}
-			rule = Rule{MinSucceeded: 1, MinFailed: r.Replicas - minN + 1}
+			rule = Rule{MinSucceeded: 1, MinFailed: Replicas(&r) - MinReplicas(job, &r) + 1}
 		case masterDecides && r.Name == master:
 			rule = Rule{MinSucceeded: 1, MinFailed: 1}
 		}

@@ -40,7 +40,7 @@ func TestEffectiveCompletion(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, EffectiveCompletion(tc.job)); diff != "" {
+			if diff := cmp.Diff(tc.want, EffectiveCompletion(Effective(tc.job))); diff != "" {
 				t.Errorf("EffectiveCompletion (-want +got):\n%s", diff)
 			}
 		})

@@ -5,7 +5,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/testutil"
@@ -58,7 +57,7 @@ func TestDependsOnHoldsRoleBack(t *testing.T) {
 	if len(res.CreatePods) != 1 || res.CreatePods[0].Name != "j-master-0" {
 		t.Fatalf("only the master starts first, got %d creates", len(res.CreatePods))
 	}
-	c := apimeta.FindStatusCondition(w.job.Status.Conditions, musterv1.ConditionRunning)
+	c := w.job.Status.Condition(musterv1.ConditionRunning)
 	if c == nil || c.Reason != musterv1.ReasonWaitingForRoles || c.Message != "role worker waits for role master to be Running" {
 		t.Fatalf("Running condition = %+v", c)
 	}
@@ -78,7 +77,7 @@ func TestExecutionCreateHoldsAndStopEnds(t *testing.T) {
 	if len(res.CreatePods) != 0 || res.CreateService != nil {
 		t.Fatal("a held job creates nothing")
 	}
-	if apimeta.IsStatusConditionTrue(w.job.Status.Conditions, musterv1.ConditionCreated) {
+	if w.job.Status.IsTrue(musterv1.ConditionCreated) {
 		t.Fatal("Created must be False while held")
 	}
 	w.job.Spec.Run.Execution = musterv1.ExecutionStart

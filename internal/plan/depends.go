@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"fmt"
-
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 )
 
@@ -39,24 +37,4 @@ func dependencyMet(rs *musterv1.RoleStatus, when musterv1.DependencyCondition) b
 		}
 	}
 	return true
-}
-
-// checkDependencies fails a job whose role depends on a role listed after
-// it. CEL cannot afford to check the order at admission; without this the
-// job would wait forever.
-func (p *planner) checkDependencies() {
-	seen := map[string]bool{}
-	for i, r := range p.job.Spec.Roles {
-		for j, d := range r.DependsOn {
-			if !seen[d.Role] {
-				p.fail(musterv1.CompletionStatus{
-					Reason: musterv1.ReasonInvalidDependency,
-					Message: fmt.Sprintf("spec.roles[%d].dependsOn[%d].role: role %s is not listed before role %s; a role may depend only on earlier roles",
-						i, j, d.Role, r.Name),
-				})
-				return
-			}
-		}
-		seen[r.Name] = true
-	}
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/utils/ptr"
-
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
@@ -19,8 +17,7 @@ const defaultBelowMinTimeout = 600 * time.Second
 // decision 4): a lost worker is replaced meanwhile, and a role that comes
 // back to minReplicas clears the clock.
 func (p *planner) checkElasticSize(roles []musterv1.RoleStatus) {
-	e := elasticPolicy(p.job)
-	if e == nil || p.outcome != nil || p.restart != nil {
+	if elasticPolicy(p.job) == nil || p.outcome != nil || p.restart != nil {
 		return
 	}
 	// One world spans the elastic roles: count and bound them together.
@@ -31,7 +28,7 @@ func (p *planner) checkElasticSize(roles []musterv1.RoleStatus) {
 		if role == nil || rs == nil {
 			continue
 		}
-		minN += ptr.Deref(role.MinReplicas, role.Replicas)
+		minN += MinReplicas(p.job, role)
 		for _, t := range rs.Tasks {
 			if counted(t) && (t.State == musterv1.TaskRunning || t.State == musterv1.TaskSucceeded) {
 				up++
@@ -47,15 +44,15 @@ func (p *planner) checkElasticSize(roles []musterv1.RoleStatus) {
 		es.BelowMinSince = new(metav1.NewTime(p.now.Time))
 	}
 	timeout := defaultBelowMinTimeout
-	if e.BelowMinTimeoutSeconds != nil {
-		timeout = time.Duration(*e.BelowMinTimeoutSeconds) * time.Second
+	if t := p.job.Spec.Scaling.BelowMinTimeoutSeconds; t != nil {
+		timeout = time.Duration(*t) * time.Second
 	}
 	if left := es.BelowMinSince.Add(timeout).Sub(p.now.Time); left > 0 {
 		p.requeue(left)
 		return
 	}
 	p.fail(musterv1.CompletionStatus{
-		Reason: musterv1.ReasonBelowMinReplicas, Role: e.Role,
+		Reason: musterv1.ReasonBelowMinReplicas, Role: ElasticRoles(p.job)[0],
 		Message: fmt.Sprintf("the elastic world has had fewer than minReplicas (%d) running tasks for %s", minN, timeout),
 	})
 }

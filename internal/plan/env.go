@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strconv"
 
-	"k8s.io/utils/ptr"
-
 	corev1 "k8s.io/api/core/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
@@ -28,7 +26,7 @@ func musterEnv(t taskRef) []corev1.EnvVar {
 		{Name: musterv1.EnvJobName, Value: t.job.Name},
 		{Name: musterv1.EnvJobUID, Value: string(t.job.UID)},
 		{Name: musterv1.EnvRoleName, Value: t.role.Name},
-		{Name: musterv1.EnvRoleReplicas, Value: strconv.Itoa(int(t.role.Replicas))},
+		{Name: musterv1.EnvRoleReplicas, Value: strconv.Itoa(int(Replicas(t.role)))},
 		{Name: musterv1.EnvTaskIndex, Value: strconv.Itoa(int(t.index))},
 		{Name: musterv1.EnvJobAttempt, Value: strconv.Itoa(int(t.job.Status.Attempt))},
 		{Name: musterv1.EnvTaskAttempt, Value: strconv.Itoa(int(t.taskAttempt))},
@@ -93,7 +91,7 @@ func staticPyTorchEnv(t taskRef, pt *musterv1.PyTorchRuntime) []corev1.EnvVar {
 		if r.Name == t.role.Name {
 			rank = world + t.index
 		}
-		world += r.Replicas
+		world += Replicas(&r)
 	}
 	master := MasterRole(t.job)
 	addr := PodDNSName(t.job, master, 0)
@@ -123,8 +121,8 @@ func elasticEnv(t taskRef, e *musterv1.ElasticPolicy) []corev1.EnvVar {
 	var minN, maxN int32
 	for _, name := range ElasticRoles(t.job) {
 		if r := roleOf(t.job, name); r != nil {
-			minN += ptr.Deref(r.MinReplicas, r.Replicas)
-			maxN += ptr.Deref(r.MaxReplicas, r.Replicas)
+			minN += MinReplicas(t.job, r)
+			maxN += MaxReplicas(t.job, r)
 		}
 	}
 	restarts := int32(3)

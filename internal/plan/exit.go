@@ -106,49 +106,11 @@ func classify(out *musterv1.ExitStatus, c policy.Completion) {
 	}
 }
 
-// Classifier compiles the job's failure rules, user rules first.
-func Classifier(job *musterv1.TrainingJob) (policy.Classifier, error) {
-	fp := job.Spec.FailurePolicy
-	if fp == nil || len(fp.Rules) == 0 {
-		return policy.Classifier{}, nil
-	}
-	patterns := make([]policy.FailurePattern, 0, len(fp.Rules))
-	for _, r := range fp.Rules {
-		p := policy.FailurePattern{
-			PodReason: r.PodReason, PodMessage: r.PodMessage, ContainerName: r.Container,
-			ContainerReason: r.ContainerReason, ContainerMessage: r.ContainerMessage,
-			Code: r.Code, Phrase: r.Phrase, Attributes: attributesOf(r),
-		}
-		if r.ExitCodes != nil {
-			p.ExitCodes = &policy.Range{Min: r.ExitCodes.Min, Max: r.ExitCodes.Max}
-		}
-		if r.Signals != nil {
-			p.Signals = &policy.Range{Min: r.Signals.Min, Max: r.Signals.Max}
-		}
-		patterns = append(patterns, p)
-	}
-	c, errs := policy.NewClassifier(patterns, fieldPath("spec", "failurePolicy", "rules"))
-	return c, errs.ToAggregate()
-}
-
-func attributesOf(r musterv1.FailureRule) []policy.Attribute {
-	switch r.Type {
-	case musterv1.FailureTransient:
-		if r.Conflict != nil && *r.Conflict {
-			return []policy.Attribute{policy.AttributeTransient, policy.AttributeConflict}
-		}
-		return []policy.Attribute{policy.AttributeTransient}
-	case musterv1.FailurePermanent:
-		return []policy.Attribute{policy.AttributePermanent}
-	}
-	return nil
-}
-
 // classifies is whether failure classification is on for the job (the
 // default).
 func classifies(job *musterv1.TrainingJob) bool {
-	fp := job.Spec.FailurePolicy
-	return fp == nil || fp.Classify == nil || *fp.Classify
+	c := job.Spec.FailurePolicy.Classification
+	return c == nil || !c.Disabled
 }
 
 func truncate(s string) string {

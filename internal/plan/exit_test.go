@@ -86,14 +86,14 @@ func TestExitOf(t *testing.T) {
 	}
 }
 
-func TestUserFailureRulesComeFirst(t *testing.T) {
+func TestUserClassificationRulesComeFirst(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").Role("w", 1).Obj()
-	job.Spec.FailurePolicy = &musterv1.FailurePolicy{Rules: []musterv1.FailureRule{{
-		ContainerMessage: "NCCL timeout", Type: musterv1.FailureTransient, Code: 1001, Phrase: "NCCLTimeout",
+	job.Spec.FailurePolicy.Classification = &musterv1.Classification{Rules: []musterv1.ClassificationRule{{
+		ContainerMessage: "NCCL timeout", Class: musterv1.ClassTransient, Code: 1001, Phrase: "NCCLTimeout",
 	}}}
-	c, err := Classifier(job)
-	if err != nil {
-		t.Fatal(err)
+	c, errs := policy.ClassifierFor(job)
+	if len(errs) > 0 {
+		t.Fatal(errs)
 	}
 	pod := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
 		Name: "main", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: "watchdog: NCCL timeout after 600s"}},
@@ -104,8 +104,8 @@ func TestUserFailureRulesComeFirst(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 
-	job.Spec.FailurePolicy.Rules[0].ContainerMessage = "(unclosed"
-	if _, err := Classifier(job); err == nil {
+	job.Spec.FailurePolicy.Classification.Rules[0].ContainerMessage = "(unclosed"
+	if _, errs := policy.ClassifierFor(job); len(errs) == 0 {
 		t.Error("an invalid regular expression must be rejected")
 	}
 }

@@ -3,7 +3,6 @@ package plan
 import (
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -39,7 +38,7 @@ func (p *planner) cleanUp() {
 		return
 	}
 	for _, pod := range p.pods {
-		ended := pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+		ended := podEnded(pod)
 		if policy == musterv1.CleanPodPolicyAll || !ended {
 			p.deletePod(pod, "finished")
 			if !ended {
@@ -93,31 +92,31 @@ func (p *planner) suspend() {
 		}
 	}
 	p.status.StartTime = nil
-	if !apimeta.IsStatusConditionTrue(p.status.Conditions, musterv1.ConditionSuspended) {
+	if !p.status.IsTrue(musterv1.ConditionSuspended) {
 		p.setCondition(musterv1.ConditionSuspended, true, musterv1.ReasonSuspended, "spec.run.suspend is true: the job has no pods")
 		p.event(false, musterv1.ReasonSuspended, "job suspended: deleting its pods")
 	}
 }
 
 func (p *planner) resume() {
-	if apimeta.IsStatusConditionTrue(p.status.Conditions, musterv1.ConditionSuspended) {
+	if p.status.IsTrue(musterv1.ConditionSuspended) {
 		p.setCondition(musterv1.ConditionSuspended, false, musterv1.ReasonResumed, "spec.run.suspend is false")
 		p.event(false, musterv1.ReasonResumed, "job resumed: creating its pods")
 	}
 }
 
 func isFinished(s *musterv1.TrainingJobStatus) bool {
-	return apimeta.IsStatusConditionTrue(s.Conditions, musterv1.ConditionSucceeded) ||
-		apimeta.IsStatusConditionTrue(s.Conditions, musterv1.ConditionFailed)
+	return s.IsTrue(musterv1.ConditionSucceeded) ||
+		s.IsTrue(musterv1.ConditionFailed)
 }
 
-func apiCondition(s *musterv1.TrainingJobStatus, t string) *metav1.Condition {
-	return apimeta.FindStatusCondition(s.Conditions, t)
+func apiCondition(s *musterv1.TrainingJobStatus, t musterv1.ConditionType) *metav1.Condition {
+	return s.Condition(t)
 }
 
-func (p *planner) setCondition(t string, status bool, reason, msg string) {
+func (p *planner) setCondition(t musterv1.ConditionType, status bool, reason, msg string) {
 	c := metav1.Condition{
-		Type:               t,
+		Type:               string(t),
 		Status:             metav1.ConditionFalse,
 		Reason:             reason,
 		Message:            truncate(msg),

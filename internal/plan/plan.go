@@ -7,7 +7,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -51,11 +50,9 @@ type Result struct {
 	CreatePods    []*corev1.Pod
 	DeletePods    []PodDeletion
 	DeleteJob     bool
-	// SuspendJob sets spec.run.suspend, as a lifecycle policy asked.
+	// SuspendJob sets spec.run.suspend, as a failure rule asked.
 	SuspendJob bool
-	// DefaultReplicas fills an unset spec.replicas.
-	DefaultReplicas *int32
-	Events          []Event
+	Events     []Event
 	// RequeueAfter is when the plan changes by the clock alone (a deadline,
 	// a TTL), or zero.
 	RequeueAfter time.Duration
@@ -67,7 +64,6 @@ type planner struct {
 	now        metav1.Time
 	classifier policy.Classifier
 	classify   bool
-	policies   []policy.Policy
 	// restart is a restart of the whole job decided in this plan.
 	restart *jobRestart
 	// roleRestarts are roles a policy restarts, decided in this plan.
@@ -100,7 +96,6 @@ func Plan(in Input) Result {
 		strays: map[string]bool{},
 
 		classify:     classifies(job),
-		policies:     policiesOf(job),
 		roleRestarts: map[string]string{},
 	}
 	p.status.ObservedGeneration = in.Job.Generation
@@ -127,9 +122,6 @@ func Plan(in Input) Result {
 	}
 	p.summarize()
 	p.scaleStatus()
-	if !isFinished(p.status) {
-		p.defaultReplicas(in.Job)
-	}
 	p.res.Status = *p.status
 	return p.res
 }
@@ -142,7 +134,7 @@ func (p *planner) indexPods() {
 	// beyond replicas: scale-down tasks are deleted by the rescale logic.
 	replicas := map[string]int32{}
 	for _, r := range p.job.Spec.Roles {
-		replicas[r.Name] = max(r.Replicas, int32(len(tasksOf(p.status, r.Name))))
+		replicas[r.Name] = max(Replicas(&r), int32(len(tasksOf(p.status, r.Name))))
 	}
 	for _, pod := range p.all {
 		if pod.Labels[musterv1.LabelComponent] == musterv1.ComponentStore {
@@ -174,7 +166,7 @@ func (p *planner) ensureService() {
 	if !p.hasSvc {
 		p.res.CreateService = DesiredService(p.job)
 	}
-	if !apimeta.IsStatusConditionTrue(p.status.Conditions, musterv1.ConditionCreated) {
+	if !p.status.IsTrue(musterv1.ConditionCreated) {
 		p.setCondition(musterv1.ConditionCreated, true, musterv1.ReasonCreated, "the job was accepted and its Service made")
 	}
 }
@@ -189,7 +181,6 @@ func (p *planner) run() {
 		return
 	}
 	p.checkDeadline()
-	p.checkDependencies()
 	p.delayed = p.holdForDelay()
 	p.syncStore()
 	roles := make([]musterv1.RoleStatus, 0, len(p.job.Spec.Roles))
@@ -234,8 +225,9 @@ func (p *planner) checkDeadline() {
 // before it, which are the only ones it may depend on.
 func (p *planner) syncRole(role *musterv1.Role, done []musterv1.RoleStatus) musterv1.RoleStatus {
 	old := roleStatus(p.status, role.Name)
-	size := max(role.Replicas, int32(len(tasksOf(p.status, role.Name))))
-	rs := musterv1.RoleStatus{Name: role.Name, Replicas: role.Replicas, Tasks: make([]musterv1.TaskStatus, 0, size)}
+	replicas := Replicas(role)
+	size := max(replicas, int32(len(tasksOf(p.status, role.Name))))
+	rs := musterv1.RoleStatus{Name: role.Name, Replicas: replicas, Tasks: make([]musterv1.TaskStatus, 0, size)}
 	waitFor := unmetDependency(role, done)
 	if waitFor != "" {
 		p.waiting = append(p.waiting, "role "+role.Name+" waits for "+waitFor)
@@ -244,7 +236,7 @@ func (p *planner) syncRole(role *musterv1.Role, done []musterv1.RoleStatus) must
 		ts := taskStatus(old, i)
 		ts.Pod = PodName(p.job.Name, role.Name, i)
 		switch {
-		case i >= role.Replicas || (ts.DeletionPending && p.pods[ts.Pod] != nil):
+		case i >= replicas || (ts.DeletionPending && p.pods[ts.Pod] != nil):
 			// Scaled down, or scaled down and back up before the old
 			// instance was gone: it goes before its index is reused.
 			p.scaleDown(role, &ts)
@@ -261,7 +253,7 @@ func (p *planner) syncRole(role *musterv1.Role, done []musterv1.RoleStatus) must
 		}
 		rs.Tasks = append(rs.Tasks, ts)
 	}
-	rs.Tasks = compact(rs.Tasks, role.Replicas, p.pods)
+	rs.Tasks = compact(rs.Tasks, replicas, p.pods)
 	return rs
 }
 
@@ -328,8 +320,9 @@ func (p *planner) ended(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev
 	}
 	d := Decide(role.RestartPolicy, succeeded, exit, p.classify)
 	if !succeeded {
-		if pol, ok := p.matchPodPolicy(role, pod, exit); ok {
-			p.act(pol, role, ts, pod, d.Accountable)
+		if i, ok := p.matchEnd(role, pod, exit); ok {
+			p.applyRule(i, failureCase{role: role, task: ts, pod: pod, accountable: d.Accountable,
+				why: ts.Pod + " ended (" + describeExit(exit) + ")"})
 			return
 		}
 	}
@@ -337,7 +330,7 @@ func (p *planner) ended(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev
 	case Complete:
 		p.settle(ts, succeeded)
 		if !succeeded {
-			p.taskFailedPolicy(role, ts)
+			p.taskFailedRule(role, ts)
 		}
 	case FailJob:
 		ts.State = musterv1.TaskFailed
@@ -345,7 +338,7 @@ func (p *planner) ended(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev
 			ts.Pod+" failed with a permanent error ("+describeExit(exit)+"); restartPolicy "+string(role.RestartPolicy)+" does not retry it",
 			role.Name, ts))
 	case Replace:
-		if restartScope(p.job, role) == musterv1.RestartScopeJob {
+		if gangRestarts(p.job, role) {
 			ts.State = musterv1.TaskFailed
 			p.restartJob("restarting the whole job: "+ts.Pod+" ended ("+describeExit(exit)+") and role "+role.Name+" restarts as a gang", d.Accountable)
 			return
@@ -361,24 +354,24 @@ func (p *planner) settle(ts *musterv1.TaskStatus, succeeded bool) {
 		return
 	}
 	ts.State = musterv1.TaskFailed
-	p.event(true, "TaskFailed", ts.Pod+" failed: "+describeExit(*ts.LastExit))
+	p.event(true, musterv1.ReasonTaskFailed, ts.Pod+" failed: "+describeExit(*ts.LastExit))
 }
 
 // restartTask replaces one task's pod, if the task and the job have
 // restarts left.
 func (p *planner) restartTask(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod, accountable bool) {
 	exit := *ts.LastExit
-	if accountable && role.MaxRetries != nil && ts.AccountableRestarts >= *role.MaxRetries {
+	if perTask := p.job.Spec.FailurePolicy.BackoffLimitPerTask; accountable && perTask != nil && ts.AccountableRestarts >= *perTask {
 		p.settle(ts, false)
-		p.event(true, "TaskRetriesExhausted", ts.Pod+" used all "+strconv.Itoa(int(*role.MaxRetries))+" restarts of spec.roles[].maxRetries")
-		p.taskFailedPolicy(role, ts)
+		p.event(true, musterv1.ReasonTaskRetriesExhausted, ts.Pod+" used all "+strconv.Itoa(int(*perTask))+" restarts of spec.failurePolicy.backoffLimitPerTask")
+		p.taskFailedRule(role, ts)
 		return
 	}
 	if accountable && p.status.Restarts.Accountable >= backoffLimit(p.job) {
 		ts.State = musterv1.TaskFailed
 		p.fail(taskCompletion(musterv1.ReasonBackoffLimitExceeded,
 			ts.Pod+" failed ("+describeExit(exit)+") and the job has used all "+
-				strconv.Itoa(int(backoffLimit(p.job)))+" restarts of spec.run.backoffLimit",
+				strconv.Itoa(int(backoffLimit(p.job)))+" restarts of spec.failurePolicy.backoffLimit",
 			role.Name, ts))
 		p.outcome.NoRetry = true
 		return
@@ -467,10 +460,7 @@ func podTaskAttempt(pod *corev1.Pod) int32 {
 }
 
 func backoffLimit(job *musterv1.TrainingJob) int32 {
-	if l := job.Spec.Run.BackoffLimit; l != nil {
-		return *l
-	}
-	return musterv1.DefaultBackoffLimit
+	return ptr.Deref(job.Spec.FailurePolicy.BackoffLimit, musterv1.DefaultBackoffLimit)
 }
 
 func taskCompletion(reason, msg, role string, ts *musterv1.TaskStatus) musterv1.CompletionStatus {
@@ -524,4 +514,9 @@ func taskStatus(rs *musterv1.RoleStatus, index int32) musterv1.TaskStatus {
 		}
 	}
 	return musterv1.TaskStatus{Index: index, State: musterv1.TaskCreating}
+}
+
+// podEnded is whether the pod's containers have all stopped for good.
+func podEnded(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }

@@ -58,8 +58,8 @@ func DesiredPod(job *musterv1.TrainingJob, role *musterv1.Role, index, taskAttem
 	pod.Labels[musterv1.LabelTaskIndex] = strconv.Itoa(int(index))
 	pod.Labels[musterv1.LabelJobAttempt] = strconv.Itoa(int(job.Status.Attempt))
 	pod.Labels[musterv1.LabelTaskAttempt] = strconv.Itoa(int(taskAttempt))
-	if isElastic(job, role.Name) {
-		pod.Labels[musterv1.LabelElastic] = "true"
+	if scalingRole(job, role.Name) != nil {
+		pod.Labels[musterv1.LabelScalable] = "true"
 	}
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}

@@ -34,7 +34,7 @@ func (w *world) checkInvariants() {
 	for name, pod := range w.pods {
 		role := pod.Labels[musterv1.LabelRole]
 		idx := podIndex(pod)
-		if r := roleOf(w.job, role); r != nil && idx >= r.Replicas {
+		if r := roleOf(w.job, role); r != nil && idx >= Replicas(r) {
 			if t, ok := findTask(w.job, role, idx); !ok || !t.DeletionPending {
 				w.t.Fatalf("pod %s beyond replicas without a deletion-pending task", name)
 			}
@@ -61,7 +61,7 @@ func findTask(job *musterv1.TrainingJob, role string, idx int32) (musterv1.TaskS
 }
 
 func (w *world) scale(n int32, minFailed int32) {
-	w.job.Spec.Roles[0].Replicas = n
+	w.job.Spec.Roles[0].Replicas = &n
 	w.job.Spec.Roles[0].Completion.MinFailed = &minFailed
 }
 

@@ -3,17 +3,32 @@ package plan
 import (
 	"slices"
 
+	"k8s.io/utils/ptr"
+
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 )
 
-// ElasticRoles are the roles of the job's elastic world: the elastic role
-// first, then its additional roles. None for a job without one.
-func ElasticRoles(job *musterv1.TrainingJob) []string {
-	e := elasticPolicy(job)
-	if e == nil {
+// ScalableRoles are the roles spec.scaling sizes, in its order; none
+// without spec.scaling.
+func ScalableRoles(job *musterv1.TrainingJob) []string {
+	s := job.Spec.Scaling
+	if s == nil {
 		return nil
 	}
-	return append([]string{e.Role}, e.AdditionalRoles...)
+	out := make([]string, 0, len(s.Roles))
+	for _, r := range s.Roles {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+// ElasticRoles are the roles of the job's elastic world: the scalable
+// roles of an elastic PyTorch job. None for any other job.
+func ElasticRoles(job *musterv1.TrainingJob) []string {
+	if elasticPolicy(job) == nil {
+		return nil
+	}
+	return ScalableRoles(job)
 }
 
 // isElastic is whether role is part of the job's elastic world.
@@ -21,75 +36,75 @@ func isElastic(job *musterv1.TrainingJob, role string) bool {
 	return slices.Contains(ElasticRoles(job), role)
 }
 
-// ScalableRoles are the roles spec.replicas and the /scale subresource
-// size: the elastic roles, else the job's only role, else none.
-func ScalableRoles(job *musterv1.TrainingJob) []string {
-	if roles := ElasticRoles(job); len(roles) > 0 {
-		return roles
-	}
-	if len(job.Spec.Roles) == 1 {
-		return []string{job.Spec.Roles[0].Name}
+// scalingRole is the bounds of a scalable role, or nil.
+func scalingRole(job *musterv1.TrainingJob, name string) *musterv1.ScalingRole {
+	if s := job.Spec.Scaling; s != nil {
+		for i := range s.Roles {
+			if s.Roles[i].Name == name {
+				return &s.Roles[i]
+			}
+		}
 	}
 	return nil
 }
 
-// ScalableRole is the first scalable role, or "".
-func ScalableRole(job *musterv1.TrainingJob) string {
-	if roles := ScalableRoles(job); len(roles) > 0 {
-		return roles[0]
+// MinReplicas is the fewest tasks a scalable role may have (its
+// minReplicas, default 1); a role that does not scale has exactly its
+// replicas.
+func MinReplicas(job *musterv1.TrainingJob, role *musterv1.Role) int32 {
+	if s := scalingRole(job, role.Name); s != nil {
+		return ptr.Deref(s.MinReplicas, 1)
 	}
-	return ""
+	return Replicas(role)
 }
 
-// scalableTotal is the scalable roles' replicas, summed.
-func scalableTotal(job *musterv1.TrainingJob) int32 {
-	var n int32
-	for _, name := range ScalableRoles(job) {
-		if r := roleOf(job, name); r != nil {
-			n += r.Replicas
-		}
+// MaxReplicas is the most tasks a role may have.
+func MaxReplicas(job *musterv1.TrainingJob, role *musterv1.Role) int32 {
+	if s := scalingRole(job, role.Name); s != nil {
+		return s.MaxReplicas
 	}
-	return n
+	return Replicas(role)
 }
 
-// Effective is the job as the operator runs it: spec.replicas, when set,
-// is split among the scalable roles. The input is not changed.
+// Replicas is a role's size: its replicas, 1 when unset. In a job that
+// went through Effective every role has it set.
+func Replicas(role *musterv1.Role) int32 { return ptr.Deref(role.Replicas, 1) }
+
+// Effective is the job as the operator runs it: spec.scaling.replicas split
+// among the scalable roles, and every role's replicas set. The input is not
+// changed.
 func Effective(job *musterv1.TrainingJob) *musterv1.TrainingJob {
-	names := ScalableRoles(job)
-	if job.Spec.Replicas == nil || len(names) == 0 {
-		return job
-	}
 	out := job.DeepCopy()
-	roles := make([]*musterv1.Role, 0, len(names))
-	for _, name := range names {
-		if r := roleOf(out, name); r != nil {
-			roles = append(roles, r)
-		}
+	for i := range out.Spec.Roles {
+		out.Spec.Roles[i].Replicas = new(Replicas(&out.Spec.Roles[i]))
 	}
-	for i, n := range Split(*job.Spec.Replicas, roles) {
-		roles[i].Replicas = n
+	s := job.Spec.Scaling
+	if s == nil {
+		return out
+	}
+	for i, n := range Split(s.Replicas, s.Roles) {
+		if r := roleOf(out, s.Roles[i].Name); r != nil {
+			r.Replicas = new(n)
+		}
 	}
 	return out
 }
 
 // Split shares total among roles: each gets its minReplicas, then the rest
-// goes one task at a time to the role with the fewest tasks per
-// scalingWeight that is still below its maxReplicas (the earlier role on a
-// tie). A total beyond every maximum goes to the roles without one, or is
-// left unplaced.
-func Split(total int32, roles []*musterv1.Role) []int32 {
+// goes one task at a time to the role with the fewest tasks per weight that
+// is still below its maxReplicas (the earlier role on a tie). A total
+// beyond every maximum is left unplaced.
+func Split(total int32, roles []musterv1.ScalingRole) []int32 {
 	out := make([]int32, len(roles))
 	left := total
 	for i, r := range roles {
-		if r.MinReplicas != nil {
-			out[i] = min(*r.MinReplicas, max(left, 0))
-			left -= out[i]
-		}
+		out[i] = min(ptr.Deref(r.MinReplicas, 1), max(left, 0))
+		left -= out[i]
 	}
 	for ; left > 0; left-- {
 		best := -1
 		for i, r := range roles {
-			if r.MaxReplicas != nil && out[i] >= *r.MaxReplicas {
+			if out[i] >= r.MaxReplicas {
 				continue
 			}
 			// out[i]/w[i] < out[best]/w[best], without division.
@@ -105,21 +120,7 @@ func Split(total int32, roles []*musterv1.Role) []int32 {
 	return out
 }
 
-func weight(r *musterv1.Role) int32 {
-	if r.ScalingWeight != nil {
-		return *r.ScalingWeight
-	}
-	return 1
-}
-
-// defaultReplicas asks the executor to fill spec.replicas from the
-// scalable roles, so the /scale subresource has a field to read.
-func (p *planner) defaultReplicas(in *musterv1.TrainingJob) {
-	if in.Spec.Replicas != nil || len(ScalableRoles(in)) == 0 || in.DeletionTimestamp != nil {
-		return
-	}
-	p.res.DefaultReplicas = new(scalableTotal(in))
-}
+func weight(r musterv1.ScalingRole) int32 { return ptr.Deref(r.Weight, 1) }
 
 // scaleStatus fills the fields the /scale subresource reads.
 func (p *planner) scaleStatus() {
@@ -131,7 +132,11 @@ func (p *planner) scaleStatus() {
 	case 1:
 		p.status.Selector = musterv1.LabelJobName + "=" + p.job.Name + "," + musterv1.LabelRole + "=" + names[0]
 	default:
-		p.status.Selector = musterv1.LabelJobName + "=" + p.job.Name + "," + musterv1.LabelElastic + "=true"
+		p.status.Selector = musterv1.LabelJobName + "=" + p.job.Name + "," + musterv1.LabelScalable + "=true"
 	}
-	p.status.Replicas = scalableTotal(p.job)
+	for _, name := range names {
+		if r := roleOf(p.job, name); r != nil {
+			p.status.Replicas += Replicas(r)
+		}
+	}
 }

@@ -10,50 +10,45 @@ import (
 )
 
 func TestEffectiveReplicas(t *testing.T) {
-	elastic := testutil.MakeJob("e", "ns").Role("launcher", 1).Role("worker", 4).Elastic(2, 4).Obj()
-	elastic.Spec.Replicas = new(int32(3))
-	single := testutil.MakeJob("s", "ns").Role("w", 2).Obj()
-	single.Spec.Replicas = new(int32(5))
+	elastic := testutil.MakeJob("e", "ns").Role("launcher", 1).Role("worker", 4).Elastic(2, 4).ScalingReplicas(3).Obj()
+	single := testutil.MakeJob("s", "ns").Role("w", 2).Scalable(1, 8).ScalingReplicas(5).Obj()
 	cases := map[string]struct {
 		job  *musterv1.TrainingJob
-		role string
+		role []string
 		want []int32
 	}{
-		"the elastic role is scalable": {elastic, "worker", []int32{1, 3}},
-		"a single role is scalable":    {single, "w", []int32{5}},
-		"unset leaves the roles alone": {testutil.MakeJob("u", "ns").Role("w", 2).Obj(), "w", []int32{2}},
+		"the elastic role is scalable":        {elastic, []string{"worker"}, []int32{1, 3}},
+		"any role can be scalable":            {single, []string{"w"}, []int32{5}},
+		"without spec.scaling nothing scales": {testutil.MakeJob("u", "ns").Role("w", 2).Obj(), nil, []int32{2}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if got := ScalableRole(tc.job); got != tc.role {
-				t.Errorf("ScalableRole = %q, want %q", got, tc.role)
+			if diff := cmp.Diff(tc.role, ScalableRoles(tc.job)); diff != "" {
+				t.Errorf("ScalableRoles (-want +got):\n%s", diff)
 			}
 			eff := Effective(tc.job)
 			for i, want := range tc.want {
-				if got := eff.Spec.Roles[i].Replicas; got != want {
+				if got := Replicas(&eff.Spec.Roles[i]); got != want {
 					t.Errorf("role %d replicas = %d, want %d", i, got, want)
 				}
 			}
 		})
 	}
-	if elastic.Spec.Roles[1].Replicas != 4 {
+	if elastic.Spec.Roles[1].Replicas != nil {
 		t.Error("Effective must not change its input")
 	}
-	if ScalableRole(testutil.MakeJob("m", "ns").Role("a", 1).Role("b", 1).Obj()) != "" {
-		t.Error("several roles and no elastic one: nothing is scalable")
+	if got := Replicas(&testutil.MakeJob("d", "ns").Role("a", 1).Obj().Spec.Roles[0]); got != 1 {
+		t.Errorf("replicas = %d", got)
 	}
 }
 
-func role(name string, minN, maxN, w int32) *musterv1.Role {
-	r := &musterv1.Role{Name: name}
+func role(name string, minN, maxN, w int32) musterv1.ScalingRole {
+	r := musterv1.ScalingRole{Name: name, MaxReplicas: maxN}
 	if minN >= 0 {
 		r.MinReplicas = new(minN)
 	}
-	if maxN >= 0 {
-		r.MaxReplicas = new(maxN)
-	}
 	if w > 0 {
-		r.ScalingWeight = new(w)
+		r.Weight = new(w)
 	}
 	return r
 }
@@ -61,16 +56,17 @@ func role(name string, minN, maxN, w int32) *musterv1.Role {
 func TestSplit(t *testing.T) {
 	cases := map[string]struct {
 		total int32
-		roles []*musterv1.Role
+		roles []musterv1.ScalingRole
 		want  []int32
 	}{
-		"one role takes it all":          {5, []*musterv1.Role{role("a", -1, -1, 0)}, []int32{5}},
-		"equal weights share evenly":     {6, []*musterv1.Role{role("a", 1, 8, 0), role("b", 1, 8, 0)}, []int32{3, 3}},
-		"weights 1:3":                    {8, []*musterv1.Role{role("a", 0, 8, 1), role("b", 0, 8, 3)}, []int32{2, 6}},
-		"minimums first":                 {4, []*musterv1.Role{role("a", 3, 8, 1), role("b", 0, 8, 1)}, []int32{3, 1}},
-		"a full role leaves the rest":    {7, []*musterv1.Role{role("a", 0, 2, 3), role("b", 0, 8, 1)}, []int32{2, 5}},
-		"ties go to the earlier role":    {3, []*musterv1.Role{role("a", 0, 8, 0), role("b", 0, 8, 0)}, []int32{2, 1}},
-		"beyond every maximum stays out": {9, []*musterv1.Role{role("a", 0, 2, 0), role("b", 0, 3, 0)}, []int32{2, 3}},
+		"one role takes it all":          {5, []musterv1.ScalingRole{role("a", -1, 10, 0)}, []int32{5}},
+		"equal weights share evenly":     {6, []musterv1.ScalingRole{role("a", 1, 8, 0), role("b", 1, 8, 0)}, []int32{3, 3}},
+		"weights 1:3":                    {8, []musterv1.ScalingRole{role("a", 0, 8, 1), role("b", 0, 8, 3)}, []int32{2, 6}},
+		"minimums first":                 {4, []musterv1.ScalingRole{role("a", 3, 8, 1), role("b", 0, 8, 1)}, []int32{3, 1}},
+		"minimum 1 by default":           {1, []musterv1.ScalingRole{role("a", 0, 8, 1), role("b", -1, 8, 1)}, []int32{0, 1}},
+		"a full role leaves the rest":    {7, []musterv1.ScalingRole{role("a", 0, 2, 3), role("b", 0, 8, 1)}, []int32{2, 5}},
+		"ties go to the earlier role":    {3, []musterv1.ScalingRole{role("a", 0, 8, 0), role("b", 0, 8, 0)}, []int32{2, 1}},
+		"beyond every maximum stays out": {9, []musterv1.ScalingRole{role("a", 0, 2, 0), role("b", 0, 3, 0)}, []int32{2, 3}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -82,17 +78,14 @@ func TestSplit(t *testing.T) {
 }
 
 func TestSeveralElasticRoles(t *testing.T) {
-	job := testutil.MakeJob("e", "ns").UID("u").Role("a100", 2).Elastic(1, 4).Role("v100", 2).Obj()
-	job.Spec.Runtime.PyTorch.Elastic.AdditionalRoles = []string{"v100"}
-	v := &job.Spec.Roles[1]
-	v.MinReplicas, v.MaxReplicas, v.ScalingWeight = new(int32(0)), new(int32(6)), new(int32(2))
-	job.Spec.Replicas = new(int32(6))
+	job := testutil.MakeJob("e", "ns").UID("u").Role("a100", 2).Elastic(1, 4).Role("v100", 2).Elastic(0, 6).ScalingReplicas(6).Obj()
+	job.Spec.Scaling.Roles[1].Weight = new(int32(2))
 
 	if got := ScalableRoles(job); !cmp.Equal(got, []string{"a100", "v100"}) {
 		t.Fatalf("ScalableRoles = %v", got)
 	}
 	eff := Effective(job)
-	if a, b := eff.Spec.Roles[0].Replicas, eff.Spec.Roles[1].Replicas; a != 2 || b != 4 {
+	if a, b := Replicas(&eff.Spec.Roles[0]), Replicas(&eff.Spec.Roles[1]); a != 2 || b != 4 {
 		t.Fatalf("6 split 1:2 over min 1 / min 0 = %d, %d; want 2, 4", a, b)
 	}
 	pod, err := DesiredPod(eff, &eff.Spec.Roles[1], 0, 1)
@@ -103,13 +96,12 @@ func TestSeveralElasticRoles(t *testing.T) {
 	if env["PET_NNODES"] != "1:10" || env["PET_RDZV_ENDPOINT"] != "e-store.e:29400" {
 		t.Errorf("one world over both roles: PET_NNODES %q endpoint %q", env["PET_NNODES"], env["PET_RDZV_ENDPOINT"])
 	}
-	if pod.Labels[musterv1.LabelElastic] != "true" {
-		t.Error("elastic pods carry the elastic label, the /scale selector")
+	if pod.Labels[musterv1.LabelScalable] != "true" {
+		t.Error("scalable pods carry the scalable label, the /scale selector")
 	}
-	w := newWorld(t, eff)
-	w.job.Spec = job.Spec
+	w := newWorld(t, job)
 	w.step()
-	if w.job.Status.Replicas != 6 || w.job.Status.Selector != "muster.dev/job-name=e,muster.dev/elastic=true" {
+	if w.job.Status.Replicas != 6 || w.job.Status.Selector != "muster.dev/job-name=e,muster.dev/scalable=true" {
 		t.Errorf("scale status: %d %q", w.job.Status.Replicas, w.job.Status.Selector)
 	}
 }

@@ -1,12 +1,14 @@
 package plan
 
 import (
+	_ "embed"
 	"fmt"
 	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 )
@@ -14,14 +16,9 @@ import (
 // StoreScript runs a c10d TCPStore server and nothing else. The agents all
 // connect to it as clients, so no worker's loss takes the rendezvous state
 // with it.
-const StoreScript = `import os, time
-from torch.distributed import TCPStore
-port = int(os.environ["MUSTER_STORE_PORT"])
-store = TCPStore("0.0.0.0", port, is_master=True, wait_for_workers=False)
-print(f"rendezvous store listening on :{port}", flush=True)
-while True:
-    time.sleep(3600)
-`
+//
+//go:embed store.py
+var StoreScript string
 
 // elasticPolicy is the job's elastic policy, or nil.
 func elasticPolicy(job *musterv1.TrainingJob) *musterv1.ElasticPolicy {
@@ -50,10 +47,7 @@ func hasDedicatedStore(job *musterv1.TrainingJob) bool {
 func StorePodName(job *musterv1.TrainingJob) string { return job.Name + "-store" }
 
 func rendezvousPort(e *musterv1.ElasticPolicy) int32 {
-	if e.RendezvousPort != nil {
-		return *e.RendezvousPort
-	}
-	return 29400
+	return ptr.Deref(e.Rendezvous.Port, musterv1.DefaultRendezvousPort)
 }
 
 // rendezvousEndpoint is what task index's agent connects to, and whether
@@ -67,8 +61,9 @@ func rendezvousEndpoint(job *musterv1.TrainingJob, e *musterv1.ElasticPolicy, ro
 		// torch compares the endpoint with the agent's short hostname,
 		// which never equals the pod's DNS name: task 0 is told localhost
 		// so that it hosts the store.
-		host := PodDNSName(job, e.Role, 0)
-		if role == e.Role && index == 0 {
+		first := ElasticRoles(job)[0]
+		host := PodDNSName(job, first, 0)
+		if role == first && index == 0 {
 			host = "localhost"
 		}
 		return fmt.Sprintf("%s:%d", host, port), false
@@ -82,9 +77,10 @@ func rendezvousEndpoint(job *musterv1.TrainingJob, e *musterv1.ElasticPolicy, ro
 // may be scheduled, with the command replaced and nothing else.
 func DesiredStorePod(job *musterv1.TrainingJob) (*corev1.Pod, error) {
 	e := elasticPolicy(job)
-	role := roleOf(job, e.Role)
+	first := ElasticRoles(job)[0]
+	role := roleOf(job, first)
 	if role == nil || len(role.Template.Spec.Containers) == 0 {
-		return nil, fmt.Errorf("spec.runtime.pytorch.elastic.role %q has no container to take the store's image from", e.Role)
+		return nil, fmt.Errorf("role %q has no container to take the rendezvous store's image from", first)
 	}
 	name := StorePodName(job)
 	tmpl := role.Template.Spec
@@ -163,7 +159,7 @@ func (p *planner) elasticStatus() *musterv1.ElasticStatus {
 		p.status.Elastic = &musterv1.ElasticStatus{}
 	}
 	rs := p.status.Elastic
-	rs.Endpoint, _ = rendezvousEndpoint(p.job, e, e.Role, 0)
+	rs.Endpoint, _ = rendezvousEndpoint(p.job, e, ElasticRoles(p.job)[0], 0)
 	rs.StorePod = ""
 	if hasDedicatedStore(p.job) {
 		rs.StorePod = StorePodName(p.job)

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
-
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 )
 
@@ -41,11 +39,11 @@ func (p *planner) summarize() {
 	p.status.Ready = fmt.Sprintf("%d/%d", running, desired)
 
 	switch {
-	case apimeta.IsStatusConditionTrue(p.status.Conditions, musterv1.ConditionSucceeded):
+	case p.status.IsTrue(musterv1.ConditionSucceeded):
 		p.status.Phase = musterv1.PhaseSucceeded
-	case apimeta.IsStatusConditionTrue(p.status.Conditions, musterv1.ConditionFailed):
+	case p.status.IsTrue(musterv1.ConditionFailed):
 		p.status.Phase = musterv1.PhaseFailed
-	case apimeta.IsStatusConditionTrue(p.status.Conditions, musterv1.ConditionSuspended):
+	case p.status.IsTrue(musterv1.ConditionSuspended):
 		p.status.Phase = musterv1.PhaseSuspended
 	case restarting > 0:
 		p.status.Phase = musterv1.PhaseRestarting

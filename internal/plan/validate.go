@@ -3,24 +3,17 @@ package plan
 import (
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/policy"
+	"github.com/muster-dev/muster/internal/validation"
 )
 
-// validate checks what CEL cannot: the failure rules' regular expressions
-// and the lifecycle policies taken together. An invalid job fails at once,
-// before anything is created for it, with the fields named.
+// validate checks what CEL cannot, as the admission webhook does. A job
+// that reached the cluster without the webhook and breaks a rule fails at
+// once, before anything is created for it, with the fields named.
 func (p *planner) validate() bool {
-	c, err := Classifier(p.job)
-	if err == nil {
-		names := make([]string, 0, len(p.job.Spec.Roles))
-		for _, r := range p.job.Spec.Roles {
-			names = append(names, r.Name)
-		}
-		err = policy.ValidatePolicies(p.policies, names, fieldPath("spec", "policies")).ToAggregate()
-	}
-	if err != nil {
-		p.failForGood(musterv1.CompletionStatus{Reason: musterv1.ReasonInvalidSpec, Message: err.Error()})
+	if errs := validation.Spec(&p.job.Spec); len(errs) > 0 {
+		p.failForGood(musterv1.CompletionStatus{Reason: musterv1.ReasonInvalidSpec, Message: errs.ToAggregate().Error()})
 		return false
 	}
-	p.classifier = c
+	p.classifier, _ = policy.ClassifierFor(p.job)
 	return true
 }

@@ -22,21 +22,19 @@
 // outcomes (a stop, a completed attempt, a scale-down) are never retried;
 // with ClassifyFailures, a Transient failure is retried without being
 // counted and a Permanent one is never retried; everything else is retried
-// while the accountable count is below MaxRetries (-1: every failure, -2:
-// every end, even success). JobRetryDelay spaces out job-level retries of
-// Transient, Conflict failures so that jobs that collided do not collide
-// again at once.
+// while the accountable count is below MaxRetries (Always: every end, even
+// success). JobRetryDelay spaces out job-level retries of Transient,
+// Conflict failures so that jobs that collided do not collide again at
+// once.
 //
-// # Lifecycle policies
+// # Failure rules
 //
-// A Policy maps events (PodFailed, PodEvicted, PodPending, TaskCompleted,
-// TaskFailed, Unknown, or "*") or exit codes to an action: restart the pod,
-// its role or the whole job, or end, suspend or resume the job.
-// ValidatePolicies rejects policies that could never run or that contradict
-// one another; Match finds the one that handles an event, the role's own
-// policies before the job's. A policy with a timeout delays its action,
-// and CancelDelayed drops delayed actions made moot by what the pod did
-// next.
+// spec.failurePolicy.rules map events (PodFailed, PodEvicted, PodPending,
+// TaskCompleted, TaskFailed, PartlyPlaced), exit codes and failure classes
+// to an action: restart or fail the task, restart its role or the whole
+// job, or end or suspend the job. Match finds the first rule, in order,
+// that matches an event; ValidateRules rejects rules that an earlier rule
+// makes unreachable.
 //
 // # How they compose
 //
@@ -45,20 +43,22 @@
 //
 //  1. Classify it, looking at the pod and at the failed container that
 //     finished first. The Completion is what status shows for the task.
-//  2. Match the event against the lifecycle policies. A match chooses the
-//     action, and so the granularity of a restart: the pod, the role, or
+//  2. Match the event against the failure rules. A match chooses the
+//     action, and so the granularity of a restart: the task, the role, or
 //     the whole job.
 //  3. Without a match, the role's restartPolicy decides whether the task
 //     is restarted (for ExitCode, the retryable exits of decision 1),
 //     refined by the class: a Permanent failure is not restarted under
 //     OnFailure or Always, and a Transient one is restarted under every
-//     policy but Never. The role's restartScope says whether the pod or the
-//     whole job restarts.
+//     policy but Never. A restart replaces the task's pod, except in the
+//     static roles of a PyTorch job, where it restarts the whole job.
 //  4. Every restart is counted once in the job's one budget,
-//     spec.run.backoffLimit, over every task and every path (a pod, a role
-//     and a whole-job restart each count one), except Transient failures
-//     the infrastructure caused, which do not count when classification is
-//     on. A role's maxRetries caps its tasks' counted restarts too.
-//  5. When an attempt of the job ends, ShouldRetry with spec.retry decides
-//     whether a new attempt starts; that retry also needs the budget.
+//     spec.failurePolicy.backoffLimit, over every task and every path (a
+//     pod, a role and a whole-job restart each count one), except
+//     Transient failures the infrastructure caused, which do not count when
+//     classification is on. backoffLimitPerTask caps each task's counted
+//     restarts too.
+//  5. When an attempt of the job ends, ShouldRetry with
+//     spec.failurePolicy.retry decides whether a new attempt starts; that
+//     retry also needs the budget.
 package policy

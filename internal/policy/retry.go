@@ -1,25 +1,15 @@
 package policy
 
-import (
-	"fmt"
-
-	"k8s.io/apimachinery/pkg/util/validation/field"
-)
-
-// Special values of RetryPolicy.MaxRetries.
-const (
-	// RetryAlways retries every ended attempt, even a successful one: a
-	// service that must keep running.
-	RetryAlways int32 = -2
-	// RetryEveryFailure retries every failure, without limit.
-	RetryEveryFailure int32 = -1
-)
+import "fmt"
 
 // RetryPolicy says which ended attempts are retried.
 type RetryPolicy struct {
 	// MaxRetries is the number of accountable retries allowed; 0 never
-	// retries, RetryEveryFailure and RetryAlways are unlimited.
+	// retries.
 	MaxRetries int32
+	// Always retries every ended attempt, even a successful one: a service
+	// that must keep running.
+	Always bool
 	// ClassifyFailures lets the failure's attributes decide first:
 	// Transient failures are retried without being counted, Permanent ones
 	// are never retried, and unknown ones fall to MaxRetries.
@@ -56,9 +46,8 @@ var neverRetried = map[int32]string{
 // given the retries made so far. In order: the operator's own outcomes
 // (stop, attempt completion, scale-down) are never retried; with
 // ClassifyFailures a Transient failure is retried uncounted and a Permanent
-// one never; then RetryAlways retries anything, a success is not retried,
-// RetryEveryFailure retries any failure, and otherwise a failure is retried
-// while s.Accountable < p.MaxRetries.
+// one never; then Always retries anything, a success is not retried, and
+// otherwise a failure is retried while s.Accountable < p.MaxRetries.
 func ShouldRetry(p RetryPolicy, s RetryStatus, c Completion) RetryDecision {
 	if why, ok := neverRetried[c.Code]; ok {
 		return RetryDecision{Accountable: true, Reason: why + "; never retried"}
@@ -72,12 +61,10 @@ func ShouldRetry(p RetryPolicy, s RetryStatus, c Completion) RetryDecision {
 		}
 	}
 	switch {
-	case p.MaxRetries == RetryAlways:
+	case p.Always:
 		return RetryDecision{Retry: true, Accountable: true, Reason: "every attempt is retried"}
 	case !c.Failed():
 		return RetryDecision{Accountable: true, Reason: "succeeded"}
-	case p.MaxRetries == RetryEveryFailure:
-		return RetryDecision{Retry: true, Accountable: true, Reason: "every failure is retried"}
 	case s.Accountable < p.MaxRetries:
 		return RetryDecision{Retry: true, Accountable: true,
 			Reason: fmt.Sprintf("retry %d of %d", s.Accountable+1, p.MaxRetries)}
@@ -85,13 +72,4 @@ func ShouldRetry(p RetryPolicy, s RetryStatus, c Completion) RetryDecision {
 		return RetryDecision{Accountable: true,
 			Reason: fmt.Sprintf("no retries left: %d of %d used", s.Accountable, max(p.MaxRetries, 0))}
 	}
-}
-
-// ValidateRetryPolicy rejects MaxRetries below RetryAlways.
-func ValidateRetryPolicy(p RetryPolicy, path *field.Path) field.ErrorList {
-	if p.MaxRetries < RetryAlways {
-		return field.ErrorList{field.Invalid(path.Child("maxRetries"), p.MaxRetries,
-			"must be -2 (always), -1 (every failure), or a count of 0 or more")}
-	}
-	return nil
 }

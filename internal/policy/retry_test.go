@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 var (
@@ -28,8 +27,8 @@ var (
 func TestShouldRetryExamples(t *testing.T) {
 	var (
 		defaultPolicy = RetryPolicy{MaxRetries: 0}
-		service       = RetryPolicy{MaxRetries: RetryAlways}
-		blindBatch    = RetryPolicy{MaxRetries: RetryEveryFailure}
+		service       = RetryPolicy{Always: true}
+		blindBatch    = RetryPolicy{MaxRetries: 10000}
 		batchTaskFT   = RetryPolicy{MaxRetries: 3, ClassifyFailures: true}
 		debugMode     = RetryPolicy{MaxRetries: 0, ClassifyFailures: true}
 	)
@@ -50,7 +49,7 @@ func TestShouldRetryExamples(t *testing.T) {
 		"Service: permanent":                              {service, used(100), permanent, yes},
 		"Service: unknown":                                {service, used(100), unknown, yes},
 		"Service: stop is never retried":                  {service, used(0), mustPredefined(CodeStopRequested, ""), no},
-		"Service with classification: permanent is final": {RetryPolicy{MaxRetries: RetryAlways, ClassifyFailures: true}, used(0), permanent, no},
+		"Service with classification: permanent is final": {RetryPolicy{Always: true, ClassifyFailures: true}, used(0), permanent, no},
 
 		"Blind Batch: success":   {blindBatch, used(100), succeeded, no},
 		"Blind Batch: transient": {blindBatch, used(100), transient, yes},
@@ -72,13 +71,12 @@ func TestShouldRetryExamples(t *testing.T) {
 		"Debug Mode: permanent": {debugMode, used(0), permanent, no},
 		"Debug Mode: unknown":   {debugMode, used(0), unknown, no},
 
-		"built-in codes win over classification": {RetryPolicy{MaxRetries: RetryAlways, ClassifyFailures: true}, used(0),
+		"built-in codes win over classification": {RetryPolicy{Always: true, ClassifyFailures: true}, used(0),
 			Completion{Code: CodeStopRequested, Type: CompletionFailed, Attributes: []Attribute{AttributeTransient}}, no},
 		"N retries: one left":                                {RetryPolicy{MaxRetries: 2}, used(1), unknown, yes},
 		"N retries: transient counts without classification": {RetryPolicy{MaxRetries: 2}, used(1), transient, yes},
 		"N retries: none left":                               {RetryPolicy{MaxRetries: 2}, used(2), transient, no},
 		"N retries: overspent":                               {RetryPolicy{MaxRetries: 2}, used(5), unknown, no},
-		"invalid max acts as never":                          {RetryPolicy{MaxRetries: -3}, used(0), unknown, no},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -100,7 +98,7 @@ func TestShouldRetryReasons(t *testing.T) {
 		c    Completion
 		want string
 	}{
-		"stop":      {RetryPolicy{MaxRetries: RetryAlways}, RetryStatus{}, mustPredefined(CodeStopRequested, ""), "a stop was requested; never retried"},
+		"stop":      {RetryPolicy{Always: true}, RetryStatus{}, mustPredefined(CodeStopRequested, ""), "a stop was requested; never retried"},
 		"transient": {RetryPolicy{ClassifyFailures: true}, RetryStatus{}, transient, "transient failure; retried without counting"},
 		"counted":   {RetryPolicy{MaxRetries: 3}, RetryStatus{Accountable: 1}, unknown, "retry 2 of 3"},
 		"spent":     {RetryPolicy{MaxRetries: 3}, RetryStatus{Accountable: 3}, unknown, "no retries left: 3 of 3 used"},
@@ -110,27 +108,6 @@ func TestShouldRetryReasons(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			if got := ShouldRetry(tc.p, tc.s, tc.c).Reason; got != tc.want {
 				t.Errorf("Reason = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
-func TestValidateRetryPolicy(t *testing.T) {
-	cases := map[string]struct {
-		max  int32
-		want []string
-	}{
-		"always":        {RetryAlways, nil},
-		"every failure": {RetryEveryFailure, nil},
-		"never":         {0, nil},
-		"some":          {5, nil},
-		"below -2":      {-3, []string{"FieldValueInvalid spec.retry.maxRetries"}},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := errStrings(ValidateRetryPolicy(RetryPolicy{MaxRetries: tc.max}, field.NewPath("spec", "retry")))
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -32,7 +32,7 @@ func (b *JobBuilder) UID(uid string) *JobBuilder { b.job.UID = types.UID(uid); r
 func (b *JobBuilder) Role(name string, replicas int32) *JobBuilder {
 	b.job.Spec.Roles = append(b.job.Spec.Roles, musterv1.Role{
 		Name:          name,
-		Replicas:      replicas,
+		Replicas:      &replicas,
 		RestartPolicy: musterv1.RestartPolicyExitCode,
 		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{Name: "main", Image: "busybox", Command: []string{"sleep", "inf"}}},
@@ -55,12 +55,40 @@ func (b *JobBuilder) Completion(minSucceeded, minFailed int32) *JobBuilder {
 	return b
 }
 
-// Elastic bounds the last role and makes it the elastic role of a PyTorch job.
-func (b *JobBuilder) Elastic(minReplicas, maxReplicas int32) *JobBuilder {
+// Scalable makes the last role scalable within bounds: its replicas move
+// to spec.scaling.replicas.
+func (b *JobBuilder) Scalable(minReplicas, maxReplicas int32) *JobBuilder {
 	r := b.last()
-	r.MinReplicas, r.MaxReplicas = &minReplicas, &maxReplicas
+	if b.job.Spec.Scaling == nil {
+		b.job.Spec.Scaling = &musterv1.Scaling{}
+	}
+	s := b.job.Spec.Scaling
+	s.Replicas += ptr.Deref(r.Replicas, 1)
+	r.Replicas = nil
+	s.Roles = append(s.Roles, musterv1.ScalingRole{Name: r.Name, MinReplicas: &minReplicas, MaxReplicas: maxReplicas})
+	return b
+}
+
+// Elastic makes the last role scalable within bounds and part of the
+// elastic world of a PyTorch job.
+func (b *JobBuilder) Elastic(minReplicas, maxReplicas int32) *JobBuilder {
+	b.Scalable(minReplicas, maxReplicas)
 	b.PyTorch()
-	b.job.Spec.Runtime.PyTorch.Elastic = &musterv1.ElasticPolicy{Role: r.Name}
+	if b.job.Spec.Runtime.PyTorch.Elastic == nil {
+		b.job.Spec.Runtime.PyTorch.Elastic = &musterv1.ElasticPolicy{}
+	}
+	return b
+}
+
+// ScalingReplicas sets spec.scaling.replicas.
+func (b *JobBuilder) ScalingReplicas(n int32) *JobBuilder {
+	b.job.Spec.Scaling.Replicas = n
+	return b
+}
+
+// Rule appends a failure rule.
+func (b *JobBuilder) Rule(r musterv1.FailureRule) *JobBuilder {
+	b.job.Spec.FailurePolicy.Rules = append(b.job.Spec.FailurePolicy.Rules, r)
 	return b
 }
 
@@ -81,8 +109,17 @@ func (b *JobBuilder) PyTorch() *JobBuilder {
 	return b
 }
 
-// BackoffLimit sets spec.run.backoffLimit.
-func (b *JobBuilder) BackoffLimit(n int32) *JobBuilder { b.job.Spec.Run.BackoffLimit = &n; return b }
+// BackoffLimit sets spec.failurePolicy.backoffLimit.
+func (b *JobBuilder) BackoffLimit(n int32) *JobBuilder {
+	b.job.Spec.FailurePolicy.BackoffLimit = &n
+	return b
+}
+
+// BackoffLimitPerTask sets spec.failurePolicy.backoffLimitPerTask.
+func (b *JobBuilder) BackoffLimitPerTask(n int32) *JobBuilder {
+	b.job.Spec.FailurePolicy.BackoffLimitPerTask = &n
+	return b
+}
 
 // Suspend sets spec.run.suspend.
 func (b *JobBuilder) Suspend(s bool) *JobBuilder { b.job.Spec.Run.Suspend = &s; return b }
@@ -111,8 +148,8 @@ func (b *JobBuilder) WithDefaults() *JobBuilder {
 	if b.job.Spec.Run.CleanPodPolicy == "" {
 		b.job.Spec.Run.CleanPodPolicy = musterv1.CleanPodPolicyRunning
 	}
-	if b.job.Spec.Run.BackoffLimit == nil {
-		b.job.Spec.Run.BackoffLimit = ptr.To(musterv1.DefaultBackoffLimit)
+	if b.job.Spec.FailurePolicy.BackoffLimit == nil {
+		b.job.Spec.FailurePolicy.BackoffLimit = ptr.To(musterv1.DefaultBackoffLimit)
 	}
 	return b
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -86,8 +85,8 @@ func (e *env) waitPhase(name string, phase musterv1.JobPhase) *musterv1.Training
 	})
 }
 
-func condition(job *musterv1.TrainingJob, t string) *metav1.Condition {
-	return apimeta.FindStatusCondition(job.Status.Conditions, t)
+func condition(job *musterv1.TrainingJob, t musterv1.ConditionType) *metav1.Condition {
+	return job.Status.Condition(t)
 }
 
 func (e *env) pods(jobName string) []corev1.Pod {

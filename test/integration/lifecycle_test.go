@@ -117,13 +117,11 @@ func TestOperatorCrashBetweenDecisionAndAction(t *testing.T) {
 // Volcano's PaddlePaddle pattern: when every trainer succeeds the job
 // completes and the parameter servers are stopped; any failure restarts
 // the job.
-func TestLifecyclePolicies(t *testing.T) {
+func TestFailureRules(t *testing.T) {
 	e := newEnv(t)
-	job := e.job("paddle").Role("pserver", 2).Role("trainer", 2).BackoffLimit(5).Obj()
-	job.Spec.Policies = []musterv1.LifecyclePolicy{
-		{Events: []musterv1.PolicyEvent{"TaskCompleted"}, Role: "trainer", Action: "CompleteJob"},
-		{Events: []musterv1.PolicyEvent{"PodFailed", "PodEvicted"}, Action: "RestartJob"},
-	}
+	job := e.job("paddle").Role("pserver", 2).Role("trainer", 2).BackoffLimit(5).
+		Rule(musterv1.FailureRule{OnEvents: []musterv1.FailureEvent{musterv1.EventTaskCompleted}, Roles: []string{"trainer"}, Action: musterv1.ActionCompleteJob}).
+		Rule(musterv1.FailureRule{OnEvents: []musterv1.FailureEvent{musterv1.EventPodFailed, musterv1.EventPodEvicted}, Action: musterv1.ActionRestartJob}).Obj()
 	e.create(job)
 	e.runAll("paddle", 4)
 	e.exit(e.pod("paddle-pserver-1"), 1, "Error")
@@ -144,13 +142,13 @@ func TestLifecyclePolicies(t *testing.T) {
 	e.g.Eventually(func() int { return len(e.pods("paddle")) }, timeout, interval).Should(gomega.Equal(2), "only the trainers stay")
 }
 
-func TestUserFailureRuleAndJobRetry(t *testing.T) {
+func TestUserClassificationRuleAndJobRetry(t *testing.T) {
 	e := newEnv(t)
 	job := e.job("rule").Role("worker", 1).RestartPolicy(musterv1.RestartPolicyNever).Obj()
-	job.Spec.FailurePolicy = &musterv1.FailurePolicy{Rules: []musterv1.FailureRule{{
-		ExitCodes: &musterv1.CodeRange{Min: 42, Max: 42}, Type: musterv1.FailurePermanent, Code: 4242, Phrase: "BadDataset",
+	job.Spec.FailurePolicy.Classification = &musterv1.Classification{Rules: []musterv1.ClassificationRule{{
+		ExitCodes: &musterv1.CodeRange{Min: 42, Max: 42}, Class: musterv1.ClassPermanent, Code: 4242, Phrase: "BadDataset",
 	}}}
-	job.Spec.Retry = &musterv1.RetryPolicy{MaxRetries: 3}
+	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: 3}
 	e.create(job)
 	pod := e.runAll("rule", 1)[0]
 	e.exit(&pod, 3, "Error")

@@ -24,13 +24,13 @@ func (e *env) release(name string) {
 	e.g.Expect(k8s.Patch(e.ctx(), pod, patch)).To(gomega.Succeed())
 }
 
-// rescale patches the job's replicas and role 0's minFailed in one update,
+// rescale patches role 0's replicas and minFailed in one update,
 // guarded by a test of the role's name, like FrameworkController's
 // examples.
 func (e *env) rescale(job string, replicas, minFailed int32) {
 	e.t.Helper()
 	patch := fmt.Sprintf(`[{"op":"test","path":"/spec/roles/0/name","value":"a"},`+
-		`{"op":"add","path":"/spec/replicas","value":%d},`+
+		`{"op":"add","path":"/spec/roles/0/replicas","value":%d},`+
 		`{"op":"replace","path":"/spec/roles/0/completion/minFailed","value":%d}]`, replicas, minFailed)
 	obj := &musterv1.TrainingJob{}
 	obj.Namespace, obj.Name = e.ns, job
@@ -143,28 +143,22 @@ func TestScaleSubresource(t *testing.T) {
 	scale.ResourceVersion = ""
 	err := k8s.SubResource("scale").Update(e.ctx(), job, client.WithSubResourceBody(scale))
 	e.g.Expect(err).To(gomega.HaveOccurred())
-	e.g.Expect(err.Error()).To(gomega.ContainSubstring("spec.replicas must lie within the scalable roles' minReplicas and maxReplicas"))
+	e.g.Expect(err.Error()).To(gomega.ContainSubstring("spec.scaling.replicas must lie between the scalable roles' minReplicas and maxReplicas"))
 
-	err = e.update("sc", func(j *musterv1.TrainingJob) { j.Spec.Roles[0].Replicas = 1 })
+	err = e.update("sc", func(j *musterv1.TrainingJob) { j.Spec.Roles[0].Replicas = new(int32(1)) })
 	e.g.Expect(err).To(gomega.HaveOccurred())
-	e.g.Expect(err.Error()).To(gomega.ContainSubstring("scale through spec.replicas"))
+	e.g.Expect(err.Error()).To(gomega.ContainSubstring("spec.roles[].replicas must be unset for a scalable role"))
 }
 
 // Several elastic roles make one world: /scale sizes them together, split
 // by their scaling weights within their bounds.
 func TestScaleSplitsAcrossElasticRoles(t *testing.T) {
 	e := newEnv(t)
-	job := e.job("pools").Role("a100", 1).Elastic(1, 4).Role("v100", 1).Obj()
-	el := job.Spec.Runtime.PyTorch.Elastic
-	el.AdditionalRoles = []string{"v100"}
-	el.Rendezvous.Store = musterv1.StoreWorker
-	v := &job.Spec.Roles[1]
-	v.MinReplicas, v.MaxReplicas, v.ScalingWeight = new(int32(0)), new(int32(6)), new(int32(2))
+	job := e.job("pools").Role("a100", 1).Elastic(1, 4).Role("v100", 1).Elastic(0, 6).Obj()
+	job.Spec.Runtime.PyTorch.Elastic.Rendezvous.Store = musterv1.StoreWorker
+	job.Spec.Scaling.Roles[1].Weight = new(int32(2))
 	e.create(job)
-	e.eventuallyJob("pools", func(g gomega.Gomega, j *musterv1.TrainingJob) {
-		g.Expect(j.Spec.Replicas).NotTo(gomega.BeNil())
-		g.Expect(*j.Spec.Replicas).To(gomega.Equal(int32(2)), "filled from both roles")
-	})
+	e.waitPodCount("pools", 2)
 
 	scale := &autoscalingv1.Scale{}
 	obj := e.get("pools")
@@ -175,15 +169,15 @@ func TestScaleSplitsAcrossElasticRoles(t *testing.T) {
 		count := map[string]int{}
 		for _, p := range e.pods("pools") {
 			count[p.Labels[musterv1.LabelRole]]++
-			g.Expect(p.Labels).To(gomega.HaveKeyWithValue(musterv1.LabelElastic, "true"))
+			g.Expect(p.Labels).To(gomega.HaveKeyWithValue(musterv1.LabelScalable, "true"))
 		}
 		g.Expect(count).To(gomega.Equal(map[string]int{"a100": 3, "v100": 4}), "7 split 1:2 over min 1 and min 0")
 	}, timeout, interval).Should(gomega.Succeed())
 	got := e.eventuallyJob("pools", func(g gomega.Gomega, j *musterv1.TrainingJob) { g.Expect(j.Status.Replicas).To(gomega.Equal(int32(7))) })
-	e.g.Expect(got.Status.Selector).To(gomega.Equal("muster.dev/job-name=pools,muster.dev/elastic=true"))
+	e.g.Expect(got.Status.Selector).To(gomega.Equal("muster.dev/job-name=pools,muster.dev/scalable=true"))
 
 	scale.Spec.Replicas, scale.ResourceVersion = 11, ""
 	err := k8s.SubResource("scale").Update(e.ctx(), obj, client.WithSubResourceBody(scale))
 	e.g.Expect(err).To(gomega.HaveOccurred(), "4 + 6 is the most")
-	e.g.Expect(err.Error()).To(gomega.ContainSubstring("summed over the elastic roles"))
+	e.g.Expect(err.Error()).To(gomega.ContainSubstring("each summed over spec.scaling.roles"))
 }

@@ -118,7 +118,7 @@ func TestBackoffLimitFailsJobWithReason(t *testing.T) {
 	e.exit(second, 2, "Error")
 	got := e.waitPhase("bo", musterv1.PhaseFailed)
 	e.g.Expect(got.Status.Completion.Reason).To(gomega.Equal(musterv1.ReasonBackoffLimitExceeded))
-	e.g.Expect(got.Status.Completion.Message).To(gomega.ContainSubstring("spec.run.backoffLimit"))
+	e.g.Expect(got.Status.Completion.Message).To(gomega.ContainSubstring("spec.failurePolicy.backoffLimit"))
 	e.g.Expect(got.Status.Restarts.Accountable).To(gomega.Equal(int32(1)))
 	// A finished job never makes another pod.
 	e.g.Consistently(func() string { return string(e.pod("bo-worker-0").UID) }, "1s", interval).

@@ -53,17 +53,73 @@ func TestInvalidJobsAreRejected(t *testing.T) {
 			},
 			wantField: "spec.roles[0]",
 		},
-		"minReplicas above replicas": {
+		"replicas below the scalable roles' minimum": {
 			job: func(ns string) *musterv1.TrainingJob {
 				return testutil.MakeJob("j", ns).Role("w", 1).Elastic(2, 4).Obj()
 			},
-			wantField: "spec.roles[0]",
+			wantField: "spec.scaling.replicas must lie between",
+		},
+		"minReplicas above maxReplicas": {
+			job: func(ns string) *musterv1.TrainingJob {
+				return testutil.MakeJob("j", ns).Role("w", 4).Scalable(5, 4).Obj()
+			},
+			wantField: "spec.scaling.roles[0]: Invalid value: minReplicas must not exceed maxReplicas",
+		},
+		"replicas beyond every bound": {
+			job:       func(ns string) *musterv1.TrainingJob { return testutil.MakeJob("j", ns).Role("w", 2000000000).Obj() },
+			wantField: "spec.roles[0].replicas: Invalid value: 2000000000: spec.roles[0].replicas in body should be less than or equal to 10000",
+		},
+		"a scalable role with replicas of its own": {
+			job: func(ns string) *musterv1.TrainingJob {
+				j := testutil.MakeJob("j", ns).Role("w", 2).Scalable(1, 4).Obj()
+				j.Spec.Roles[0].Replicas = new(int32(2))
+				return j
+			},
+			wantField: "spec.roles[].replicas must be unset for a scalable role",
+		},
+		"elastic without spec.scaling": {
+			job: func(ns string) *musterv1.TrainingJob {
+				j := testutil.MakeJob("j", ns).PyTorch().Role("w", 2).Obj()
+				j.Spec.Runtime.PyTorch.Elastic = &musterv1.ElasticPolicy{}
+				return j
+			},
+			wantField: "spec.runtime.pytorch.elastic needs spec.scaling",
 		},
 		"pod names too long": {
 			job: func(ns string) *musterv1.TrainingJob {
-				return testutil.MakeJob(strings.Repeat("a", 40), ns).Role(strings.Repeat("b", 30), 1).Obj()
+				return testutil.MakeJob(strings.Repeat("a", 30), ns).Role(strings.Repeat("b", 27), 1).Obj()
 			},
-			wantField: "metadata.name and spec.roles[].name are too long",
+			wantField: "metadata.name and spec.roles[].name together must be at most 56 characters",
+		},
+		"a rule on PodPending without a timeout": {
+			job: func(ns string) *musterv1.TrainingJob {
+				return testutil.MakeJob("j", ns).Role("w", 1).Rule(musterv1.FailureRule{
+					OnEvents: []musterv1.FailureEvent{musterv1.EventPodPending}, Action: musterv1.ActionRestartTask}).Obj()
+			},
+			wantField: "spec.failurePolicy.rules[0]: Invalid value: onEvents: PodPending needs timeoutSeconds",
+		},
+		"a rule naming an unknown role": {
+			job: func(ns string) *musterv1.TrainingJob {
+				return testutil.MakeJob("j", ns).Role("w", 1).Rule(musterv1.FailureRule{
+					OnEvents: []musterv1.FailureEvent{musterv1.EventPodFailed}, Roles: []string{"ps"}, Action: musterv1.ActionRestartJob}).Obj()
+			},
+			wantField: "spec.failurePolicy.rules[].roles must name roles in spec.roles",
+		},
+		"exit code 0 as a failure": {
+			job: func(ns string) *musterv1.TrainingJob {
+				return testutil.MakeJob("j", ns).Role("w", 1).Rule(musterv1.FailureRule{
+					OnExitCodes: &musterv1.ExitCodeMatch{Operator: musterv1.ExitCodeIn, Values: []int32{0, 3}}, Action: musterv1.ActionFailJob}).Obj()
+			},
+			wantField: "spec.failurePolicy.rules[0].onExitCodes",
+		},
+		"a metrics path that is not a path": {
+			job: func(ns string) *musterv1.TrainingJob {
+				j := testutil.MakeJob("j", ns).Role("w", 2).Scalable(1, 4).Obj()
+				j.Spec.Scaling.Autoscaling = &musterv1.AutoscalingPolicy{Metric: musterv1.ThroughputMetric{
+					Endpoint: &musterv1.MetricEndpoint{Port: 9090, Path: "@169.254.169.254/latest", Name: "samples"}}}
+				return j
+			},
+			wantField: "spec.scaling.autoscaling.metric.endpoint.path",
 		},
 		"job name not a DNS-1035 label": {
 			job:       func(ns string) *musterv1.TrainingJob { return testutil.MakeJob("1job", ns).Role("w", 1).Obj() },
@@ -81,7 +137,7 @@ func TestInvalidJobsAreRejected(t *testing.T) {
 			job: func(ns string) *musterv1.TrainingJob {
 				return testutil.MakeJob("j", ns).Role("w", 1).BackoffLimit(-1).Obj()
 			},
-			wantField: "spec.run.backoffLimit",
+			wantField: "spec.failurePolicy.backoffLimit",
 		},
 	}
 	e := newEnv(t)
@@ -112,5 +168,5 @@ func TestImmutableFieldsAreRejectedOnUpdate(t *testing.T) {
 	e.g.Expect(err.Error()).To(gomega.ContainSubstring("spec.roles: roles cannot be added, removed or reordered"))
 
 	// Replicas and completion stay editable.
-	e.g.Expect(e.update("imm", func(job *musterv1.TrainingJob) { job.Spec.Roles[1].Replicas = 3 })).To(gomega.Succeed())
+	e.g.Expect(e.update("imm", func(job *musterv1.TrainingJob) { job.Spec.Roles[1].Replicas = new(int32(3)) })).To(gomega.Succeed())
 }

@@ -70,7 +70,7 @@ func TestStaticPyTorchRestartsTheWholeGang(t *testing.T) {
 
 func TestJobRetryPolicy(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
-	job.Spec.Retry = &musterv1.RetryPolicy{MaxRetries: 1}
+	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: 1}
 	w := newWorld(t, job)
 	w.runAll()
 	w.exit("j-w-0", 1)
@@ -92,7 +92,7 @@ func TestJobRetryPolicy(t *testing.T) {
 
 func TestTransientFailuresRetryTheJobWithoutCounting(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
-	job.Spec.Retry = &musterv1.RetryPolicy{MaxRetries: 0}
+	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: 0}
 	w := newWorld(t, job)
 	w.runAll()
 	w.pods["j-w-0"].Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}
@@ -103,14 +103,21 @@ func TestTransientFailuresRetryTheJobWithoutCounting(t *testing.T) {
 	}
 }
 
-func policyJob(p ...musterv1.LifecyclePolicy) *musterv1.TrainingJob {
+func ruleJob(rules ...musterv1.FailureRule) *musterv1.TrainingJob {
 	job := testutil.MakeJob("j", "ns").UID("j").Role("ps", 2).Role("trainer", 2).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
-	job.Spec.Policies = p
+	job.Spec.FailurePolicy.Rules = rules
 	return job
 }
 
+// on is a rule on events, for some roles (none: every role).
+func on(events []musterv1.FailureEvent, action musterv1.FailureAction, roles ...string) musterv1.FailureRule {
+	return musterv1.FailureRule{OnEvents: events, Action: action, Roles: roles}
+}
+
+func events(e ...musterv1.FailureEvent) []musterv1.FailureEvent { return e }
+
 func TestTaskCompletedCompletesTheJob(t *testing.T) {
-	w := newWorld(t, policyJob(musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"TaskCompleted"}, Role: "trainer", Action: "CompleteJob"}))
+	w := newWorld(t, ruleJob(on(events(musterv1.EventTaskCompleted), musterv1.ActionCompleteJob, "trainer")))
 	w.runAll()
 	w.exit("j-trainer-0", 0)
 	w.step()
@@ -127,10 +134,10 @@ func TestTaskCompletedCompletesTheJob(t *testing.T) {
 	}
 }
 
-func TestExitCodePolicyOverridesRestartPolicy(t *testing.T) {
-	w := newWorld(t, policyJob(
-		musterv1.LifecyclePolicy{ExitCodes: []int32{3}, Role: "trainer", Action: "RestartPod"},
-		musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"PodFailed"}, Action: "RestartJob"},
+func TestExitCodeRuleOverridesRestartPolicy(t *testing.T) {
+	w := newWorld(t, ruleJob(
+		musterv1.FailureRule{OnExitCodes: &musterv1.ExitCodeMatch{Operator: musterv1.ExitCodeIn, Values: []int32{3}}, Roles: []string{"trainer"}, Action: musterv1.ActionRestartTask},
+		on(events(musterv1.EventPodFailed), musterv1.ActionRestartJob),
 	))
 	w.runAll()
 	w.exit("j-trainer-1", 3)
@@ -148,8 +155,8 @@ func TestExitCodePolicyOverridesRestartPolicy(t *testing.T) {
 	}
 }
 
-func TestRestartRolePolicy(t *testing.T) {
-	w := newWorld(t, policyJob(musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"PodFailed"}, Role: "ps", Action: "RestartRole"}))
+func TestRestartRoleRule(t *testing.T) {
+	w := newWorld(t, ruleJob(on(events(musterv1.EventPodFailed), musterv1.ActionRestartRole, "ps")))
 	w.runAll()
 	trainer := w.pods["j-trainer-0"].UID
 	w.exit("j-ps-1", 1)
@@ -163,9 +170,8 @@ func TestRestartRolePolicy(t *testing.T) {
 	}
 }
 
-func TestTaskMaxRetries(t *testing.T) {
-	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyOnFailure).BackoffLimit(10).WithDefaults().Obj()
-	job.Spec.Roles[0].MaxRetries = new(int32(1))
+func TestBackoffLimitPerTask(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyOnFailure).BackoffLimit(10).BackoffLimitPerTask(1).WithDefaults().Obj()
 	w := newWorld(t, job)
 	w.runAll()
 	w.exit("j-w-0", 1)
@@ -202,8 +208,10 @@ func TestGracefulDeletionTimeoutForcesDeletion(t *testing.T) {
 }
 
 func TestPodPendingTimeout(t *testing.T) {
-	job := policyJob(musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"PodPending"}, Action: "RestartPod", TimeoutSeconds: new(int32(120))})
-	job.Spec.Run.BackoffLimit = new(int32(10))
+	rule := on(events(musterv1.EventPodPending), musterv1.ActionRestartTask)
+	rule.TimeoutSeconds = new(int32(120))
+	job := ruleJob(rule)
+	job.Spec.FailurePolicy.BackoffLimit = new(int32(10))
 	w := newWorld(t, job)
 	w.step()
 	for _, p := range w.pods {
@@ -219,24 +227,24 @@ func TestPodPendingTimeout(t *testing.T) {
 	}
 }
 
-func TestInvalidPoliciesFailTheJobBeforeAnythingIsCreated(t *testing.T) {
-	job := policyJob(
-		musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"PodFailed"}, Role: "ps", Action: "RestartRole"},
-		musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"PodFailed"}, Role: "ps", Action: "FailJob"},
+func TestInvalidRulesFailTheJobBeforeAnythingIsCreated(t *testing.T) {
+	job := ruleJob(
+		on(events(musterv1.EventPodFailed), musterv1.ActionRestartRole, "ps"),
+		on(events(musterv1.EventPodFailed), musterv1.ActionFailJob, "ps"),
 	)
 	w := newWorld(t, job)
 	res := w.step()
 	if len(res.CreatePods) != 0 || w.job.Status.Phase != musterv1.PhaseFailed || w.job.Status.Completion.Reason != musterv1.ReasonInvalidSpec {
 		t.Fatalf("creates %d phase %s completion %+v", len(res.CreatePods), w.job.Status.Phase, w.job.Status.Completion)
 	}
-	if !strings.Contains(w.job.Status.Completion.Message, "spec.policies[1]") {
+	if !strings.Contains(w.job.Status.Completion.Message, "spec.failurePolicy.rules[1]") {
 		t.Fatalf("the message names the field: %q", w.job.Status.Completion.Message)
 	}
 }
 
 func TestConflictDelaysTheNewAttempt(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
-	job.Spec.Retry = &musterv1.RetryPolicy{MaxRetries: 1, ConflictDelaySeconds: &musterv1.DelayBounds{Min: 30, Max: 40}}
+	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: 1, ConflictDelaySeconds: &musterv1.DelayBounds{Min: 30, Max: 40}}
 	w := newWorld(t, job)
 	w.runAll()
 	w.exit("j-w-0", 201) // the program says: transient, resource conflict
@@ -262,9 +270,9 @@ func TestConflictDelaysTheNewAttempt(t *testing.T) {
 	}
 }
 
-func TestUnknownEventOnAPartlyPlacedJob(t *testing.T) {
-	job := policyJob(musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"Unknown"}, Action: "RestartJob"})
-	job.Spec.Run.BackoffLimit = new(int32(5))
+func TestPartlyPlacedJob(t *testing.T) {
+	job := ruleJob(on(events(musterv1.EventPartlyPlaced), musterv1.ActionRestartJob))
+	job.Spec.FailurePolicy.BackoffLimit = new(int32(5))
 	w := newWorld(t, job)
 	w.step()
 	for name := range w.pods {
@@ -279,7 +287,7 @@ func TestUnknownEventOnAPartlyPlacedJob(t *testing.T) {
 }
 
 func TestSuspendPolicySurvivesACrashBeforeThePatch(t *testing.T) {
-	job := policyJob(musterv1.LifecyclePolicy{Events: []musterv1.PolicyEvent{"PodFailed"}, Role: "ps", Action: "SuspendJob"})
+	job := ruleJob(on(events(musterv1.EventPodFailed), musterv1.ActionSuspendJob, "ps"))
 	job.Generation = 1
 	w := newWorld(t, job)
 	w.runAll()
@@ -302,5 +310,39 @@ func TestSuspendPolicySurvivesACrashBeforeThePatch(t *testing.T) {
 	w.job.Generation = 3
 	if res = w.step(); res.SuspendJob || w.job.Status.Phase == musterv1.PhaseSuspended {
 		t.Fatalf("resumed: suspend asked %v, phase %s", res.SuspendJob, w.job.Status.Phase)
+	}
+}
+
+func TestFailTaskLeavesTheJobToItsCompletionPolicy(t *testing.T) {
+	job := ruleJob(musterv1.FailureRule{OnExitCodes: &musterv1.ExitCodeMatch{Operator: musterv1.ExitCodeIn, Values: []int32{3}},
+		Roles: []string{"trainer"}, Action: musterv1.ActionFailTask})
+	job.Spec.Roles[1].Completion = &musterv1.CompletionPolicy{MinFailed: new(int32(2))}
+	job.Spec.Roles[1].RestartPolicy = musterv1.RestartPolicyOnFailure
+	w := newWorld(t, job)
+	w.runAll()
+	w.exit("j-trainer-0", 3)
+	w.step()
+	if ts := w.task("trainer", 0); ts.State != musterv1.TaskFailed || w.job.Status.Phase != musterv1.PhaseRunning {
+		t.Fatalf("exit 3 fails the task, not the job: task %+v phase %s", ts, w.job.Status.Phase)
+	}
+	w.exit("j-trainer-1", 3)
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseFailed || w.job.Status.Completion.Reason != musterv1.ReasonCompletionPolicy {
+		t.Fatalf("the second failed trainer meets minFailed 2: phase %s completion %+v", w.job.Status.Phase, w.job.Status.Completion)
+	}
+}
+
+func TestClassRuleRestartsTransientFailuresOfAStaticPyTorchRolePerTask(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("j").PyTorch().Role("master", 1).Role("worker", 2).WithDefaults().
+		Rule(musterv1.FailureRule{OnClasses: []musterv1.FailureClass{musterv1.ClassTransient}, Roles: []string{"worker"}, Action: musterv1.ActionRestartTask}).Obj()
+	w := newWorld(t, job)
+	w.runAll()
+	w.pods["j-worker-1"].Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}
+	w.step()
+	if w.job.Status.Attempt != 0 || w.task("worker", 1).State != musterv1.TaskRestarting {
+		t.Fatalf("an evicted worker is replaced alone: attempt %d task %+v", w.job.Status.Attempt, w.task("worker", 1))
+	}
+	if r := w.job.Status.Restarts; r != (musterv1.RestartCounts{Total: 1}) {
+		t.Fatalf("an eviction is free: %+v", r)
 	}
 }

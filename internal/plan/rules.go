@@ -13,15 +13,90 @@ import (
 	"github.com/muster-dev/muster/internal/policy"
 )
 
-// policiesOf is spec.policies in the terms of package policy.
-func policiesOf(job *musterv1.TrainingJob) []policy.Policy {
-	out := make([]policy.Policy, 0, len(job.Spec.Policies))
-	for _, lp := range job.Spec.Policies {
-		pol := policy.Policy{Role: lp.Role, Action: policy.Action(lp.Action), ExitCodes: lp.ExitCodes, TimeoutSeconds: lp.TimeoutSeconds}
-		for _, e := range lp.Events {
-			pol.Events = append(pol.Events, policy.Event(e))
-		}
-		out = append(out, pol)
+// failureCase is an event a failure rule acts on: a task's pod that
+// ended or has not started (task set), every task of a role that succeeded
+// or one that failed for good (role set), or the whole job (neither).
+type failureCase struct {
+	role        *musterv1.Role
+	task        *musterv1.TaskStatus
+	pod         *corev1.Pod
+	accountable bool
+	why         string
+}
+
+// actions is what each rule action does. The planner looks the action up
+// here and nowhere else, so the table is the whole meaning of a rule. It is
+// filled in init because the actions themselves raise events that apply
+// rules.
+var actions map[musterv1.FailureAction]func(*planner, failureCase)
+
+func init() {
+	actions = map[musterv1.FailureAction]func(*planner, failureCase){
+		musterv1.ActionRestartTask: func(p *planner, c failureCase) {
+			p.restartTask(c.role, c.task, c.pod, c.accountable)
+		},
+		musterv1.ActionRestartRole: func(p *planner, c failureCase) {
+			p.roleRestarts[c.role.Name] = c.why
+			markEnded(c.task)
+		},
+		musterv1.ActionRestartJob: func(p *planner, c failureCase) {
+			p.restartJob(c.why, c.accountable)
+			markEnded(c.task)
+		},
+		musterv1.ActionFailTask: func(p *planner, c failureCase) {
+			p.settle(c.task, false)
+			if c.pod != nil && !podEnded(c.pod) {
+				// A pod that never started: the task is over.
+				p.deletePod(c.pod, "failed by a rule")
+			}
+			p.taskFailedRule(c.role, c.task)
+		},
+		musterv1.ActionFailJob: func(p *planner, c failureCase) {
+			p.fail(p.ruleCompletion(musterv1.ReasonPolicyFailed, c))
+			markEnded(c.task)
+		},
+		musterv1.ActionTerminateJob: func(p *planner, c failureCase) {
+			p.failForGood(p.ruleCompletion(musterv1.ReasonTerminated, c))
+			markEnded(c.task)
+		},
+		musterv1.ActionCompleteJob: func(p *planner, c failureCase) {
+			if p.outcome == nil {
+				p.outcome = &Outcome{Succeeded: true, Completion: p.ruleCompletion(musterv1.ReasonPolicyCompleted, c)}
+			}
+			markEnded(c.task)
+		},
+		musterv1.ActionSuspendJob: func(p *planner, c failureCase) {
+			p.suspendByPolicy(c.why)
+			if c.task != nil {
+				// Made again when the job resumes.
+				c.task.State = musterv1.TaskStopped
+			}
+		},
+	}
+}
+
+// applyRule carries out rule i for c.
+func (p *planner) applyRule(i int, c failureCase) {
+	rule := p.job.Spec.FailurePolicy.Rules[i]
+	c.why += fmt.Sprintf(", and spec.failurePolicy.rules[%d] has action %s", i, rule.Action)
+	actions[rule.Action](p, c)
+}
+
+// markEnded makes a task whose pod ended final, unless it succeeded.
+func markEnded(ts *musterv1.TaskStatus) {
+	if ts != nil && ts.State != musterv1.TaskSucceeded {
+		ts.State = musterv1.TaskFailed
+	}
+}
+
+// ruleCompletion is the job's completion when a rule ends it.
+func (p *planner) ruleCompletion(reason string, c failureCase) musterv1.CompletionStatus {
+	out := musterv1.CompletionStatus{Reason: reason, Message: c.why}
+	if c.role != nil {
+		out.Role = c.role.Name
+	}
+	if c.task != nil {
+		out = taskCompletion(reason, c.why, out.Role, c.task)
 	}
 	return out
 }
@@ -34,58 +109,22 @@ var evictionCodes = map[int32]bool{
 	policy.CodePodOutOfResource: true,
 }
 
-// matchPodPolicy finds the policy for a failed or vanished pod.
-func (p *planner) matchPodPolicy(role *musterv1.Role, pod *corev1.Pod, exit musterv1.ExitStatus) (policy.Policy, bool) {
-	obs := policy.Observed{Event: policy.EventPodFailed, Role: role.Name, ExitCode: new(exit.Code)}
+// matchEnd finds the rule for a failed or vanished pod.
+func (p *planner) matchEnd(role *musterv1.Role, pod *corev1.Pod, exit musterv1.ExitStatus) (int, bool) {
+	obs := policy.Observed{Event: musterv1.EventPodFailed, Role: role.Name, ExitCode: new(exit.Code), Class: policy.ClassOf(exit.Attributes)}
 	if pod == nil || evictionCodes[exit.CompletionCode] {
-		obs = policy.Observed{Event: policy.EventPodEvicted, Role: role.Name}
+		obs = policy.Observed{Event: musterv1.EventPodEvicted, Role: role.Name, Class: policy.ClassOf(exit.Attributes)}
 	}
-	return policy.Match(p.policies, obs)
+	return p.match(obs)
 }
 
-// act carries out a policy's action for a task whose pod ended.
-func (p *planner) act(pol policy.Policy, role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod, accountable bool) {
-	why := fmt.Sprintf("%s (%s) matched a policy with action %s", ts.Pod, describeExit(*ts.LastExit), pol.Action)
-	switch pol.Action {
-	case policy.ActionRestartPod:
-		p.restartTask(role, ts, pod, accountable)
-		return
-	case policy.ActionRestartRole:
-		p.roleRestarts[role.Name] = why
-	case policy.ActionRestartJob:
-		p.restartJob(why, accountable)
-	case policy.ActionSuspendJob:
-		p.suspendByPolicy(why)
-		// Made again when the job resumes.
-		ts.State = musterv1.TaskStopped
-		return
-	default:
-		p.endByPolicy(pol.Action, why, role.Name, ts)
+// match finds the rule for an event, if the job is not already ending or
+// restarting in this plan.
+func (p *planner) match(obs policy.Observed) (int, bool) {
+	if p.outcome != nil || p.restart != nil {
+		return -1, false
 	}
-	if ts.State != musterv1.TaskSucceeded {
-		ts.State = musterv1.TaskFailed
-	}
-}
-
-// endByPolicy ends the job as CompleteJob, FailJob or TerminateJob say.
-func (p *planner) endByPolicy(a policy.Action, why, role string, ts *musterv1.TaskStatus) {
-	c := musterv1.CompletionStatus{Message: why, Role: role}
-	if ts != nil {
-		c = taskCompletion("", why, role, ts)
-	}
-	switch a {
-	case policy.ActionCompleteJob:
-		c.Reason = musterv1.ReasonPolicyCompleted
-		if p.outcome == nil {
-			p.outcome = &Outcome{Succeeded: true, Completion: c}
-		}
-	case policy.ActionFailJob:
-		c.Reason = musterv1.ReasonPolicyFailed
-		p.fail(c)
-	case policy.ActionTerminateJob:
-		c.Reason = musterv1.ReasonTerminated
-		p.failForGood(c)
-	}
+	return policy.Match(p.job.Spec.FailurePolicy.Rules, obs)
 }
 
 // suspendByPolicy asks the executor to set spec.run.suspend. The decision
@@ -106,11 +145,10 @@ func (p *planner) pendingSuspend() bool {
 		c.ObservedGeneration == p.job.Generation && !ptr.Deref(p.job.Spec.Run.Suspend, false)
 }
 
-// taskFailedPolicy raises TaskFailed for a task that failed for good.
-func (p *planner) taskFailedPolicy(role *musterv1.Role, ts *musterv1.TaskStatus) {
-	pol, ok := policy.Match(p.policies, policy.Observed{Event: policy.EventTaskFailed, Role: role.Name})
-	if ok && p.outcome == nil && p.restart == nil {
-		p.actOnRole(pol, role, fmt.Sprintf("%s failed for good, and a policy on TaskFailed has action %s", ts.Pod, pol.Action), ts)
+// taskFailedRule raises TaskFailed for a task that failed for good.
+func (p *planner) taskFailedRule(role *musterv1.Role, ts *musterv1.TaskStatus) {
+	if i, ok := p.match(policy.Observed{Event: musterv1.EventTaskFailed, Role: role.Name}); ok {
+		p.applyRule(i, failureCase{role: role, accountable: true, why: ts.Pod + " failed for good"})
 	}
 }
 
@@ -120,23 +158,8 @@ func (p *planner) roleEvents(role *musterv1.Role, rs *musterv1.RoleStatus) {
 	if rs.Replicas == 0 || !allSucceeded(rs) || allSucceeded(roleStatus(p.status, role.Name)) {
 		return
 	}
-	pol, ok := policy.Match(p.policies, policy.Observed{Event: policy.EventTaskCompleted, Role: role.Name})
-	if ok && p.outcome == nil && p.restart == nil {
-		p.actOnRole(pol, role, fmt.Sprintf("every task of role %s succeeded, and a policy on TaskCompleted has action %s", role.Name, pol.Action), nil)
-	}
-}
-
-// actOnRole carries out a policy raised by a role-level event.
-func (p *planner) actOnRole(pol policy.Policy, role *musterv1.Role, why string, ts *musterv1.TaskStatus) {
-	switch pol.Action {
-	case policy.ActionRestartRole:
-		p.roleRestarts[role.Name] = why
-	case policy.ActionRestartJob:
-		p.restartJob(why, true)
-	case policy.ActionSuspendJob:
-		p.suspendByPolicy(why)
-	default:
-		p.endByPolicy(pol.Action, why, role.Name, ts)
+	if i, ok := p.match(policy.Observed{Event: musterv1.EventTaskCompleted, Role: role.Name}); ok {
+		p.applyRule(i, failureCase{role: role, accountable: true, why: "every task of role " + role.Name + " succeeded"})
 	}
 }
 
@@ -152,23 +175,25 @@ func allSucceeded(rs *musterv1.RoleStatus) bool {
 	return true
 }
 
-// checkPending applies a PodPending policy to a pod that has not started
-// within the policy's timeout.
+// checkPending applies a PodPending rule to a pod that has not started
+// within the rule's timeout.
 func (p *planner) checkPending(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod) {
-	pol, ok := policy.Match(p.policies, policy.Observed{Event: policy.EventPodPending, Role: role.Name})
-	if !ok || pol.TimeoutSeconds == nil || p.outcome != nil || p.restart != nil {
+	i, ok := p.match(policy.Observed{Event: musterv1.EventPodPending, Role: role.Name})
+	if !ok {
 		return
 	}
-	due := pod.CreationTimestamp.Add(time.Duration(*pol.TimeoutSeconds) * time.Second)
+	timeout := ptr.Deref(p.job.Spec.FailurePolicy.Rules[i].TimeoutSeconds, 0)
+	due := pod.CreationTimestamp.Add(time.Duration(timeout) * time.Second)
 	if left := due.Sub(p.now.Time); left > 0 {
 		p.requeue(left)
 		return
 	}
 	ts.LastExit = &musterv1.ExitStatus{
 		PodUID: pod.UID, Reason: musterv1.ReasonPodPendingTimeout, FinishedAt: new(p.now),
-		Message: fmt.Sprintf("the pod did not start within %ds", *pol.TimeoutSeconds),
+		Message: fmt.Sprintf("the pod did not start within %ds", timeout),
 	}
-	p.act(pol, role, ts, pod, true)
+	p.applyRule(i, failureCase{role: role, task: ts, pod: pod, accountable: true,
+		why: fmt.Sprintf("%s did not start within %ds", ts.Pod, timeout)})
 }
 
 // applyRoleRestarts restarts every task of the roles a policy restarted:
@@ -182,7 +207,7 @@ func (p *planner) applyRoleRestarts() {
 		}
 		if p.status.Restarts.Accountable >= backoffLimit(p.job) {
 			p.failForGood(musterv1.CompletionStatus{Reason: musterv1.ReasonBackoffLimitExceeded, Role: rs.Name,
-				Message: why + ", but the job has used all the restarts of spec.run.backoffLimit"})
+				Message: why + ", but the job has used all the restarts of spec.failurePolicy.backoffLimit"})
 			return
 		}
 		p.status.Restarts.Total++
@@ -202,7 +227,7 @@ func (p *planner) applyRoleRestarts() {
 			if !isEnded(t, pod.UID) {
 				// Record which instance goes, so a crash before the delete
 				// still deletes it on the next reconcile.
-				t.LastExit = &musterv1.ExitStatus{PodUID: pod.UID, Reason: "RoleRestarted", Message: why, FinishedAt: new(p.now)}
+				t.LastExit = &musterv1.ExitStatus{PodUID: pod.UID, Reason: musterv1.ReasonRoleRestarted, Message: why, FinishedAt: new(p.now)}
 			}
 			p.deletePod(pod, "role restart")
 		}
@@ -250,25 +275,15 @@ func Unschedulable(pod *corev1.Pod) bool {
 	return false
 }
 
-// gangEvents raises Unknown when the job runs partly placed: some tasks
-// run while the pods of others cannot be scheduled. A gang scheduler
-// prevents that state; without one, a policy can react to it.
+// gangEvents raises PartlyPlaced when the job runs partly placed: some
+// tasks run while the pods of others cannot be scheduled. A gang scheduler
+// prevents that state; without one, a rule can react to it.
 func (p *planner) gangEvents(roles []musterv1.RoleStatus) {
 	if p.outcome != nil || p.restart != nil || !p.partlyPlaced(roles) {
 		return
 	}
-	pol, ok := policy.Match(p.policies, policy.Observed{Event: policy.EventUnknown})
-	if !ok {
-		return
-	}
-	why := "the job is partly placed: some tasks run while others cannot be scheduled, and a policy on Unknown has action " + string(pol.Action)
-	switch pol.Action {
-	case policy.ActionRestartJob:
-		p.restartJob(why, true)
-	case policy.ActionSuspendJob:
-		p.suspendByPolicy(why)
-	default:
-		p.endByPolicy(pol.Action, why, "", nil)
+	if i, ok := p.match(policy.Observed{Event: musterv1.EventPartlyPlaced}); ok {
+		p.applyRule(i, failureCase{accountable: true, why: "the job is partly placed: some tasks run while others cannot be scheduled"})
 	}
 }
 

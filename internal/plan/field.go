@@ -1,5 +1,0 @@
-package plan
-
-import "k8s.io/apimachinery/pkg/util/validation/field"
-
-func fieldPath(root string, more ...string) *field.Path { return field.NewPath(root, more...) }

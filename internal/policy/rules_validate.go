@@ -1,0 +1,102 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// ValidateRules checks failure rules taken together, which CEL cannot: a
+// rule that an earlier rule makes unreachable (the first match wins, so it
+// would never run) is an error, whether the two agree on the action (a
+// duplicate) or not (a contradiction the user did not mean). It also
+// repeats the per-rule checks of the schema, so that the operator can
+// trust rules that never went through admission.
+func ValidateRules(rules []musterv1.FailureRule, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	for i := range rules {
+		errs = append(errs, validateRule(&rules[i], path.Index(i))...)
+	}
+	for j := range rules {
+		for i := range j {
+			if covers(&rules[i], &rules[j]) {
+				errs = append(errs, field.Invalid(path.Index(j), describe(&rules[j]),
+					fmt.Sprintf("never matches: %s (action %s) matches every event this rule matches, and the first match wins; list the narrower rule first",
+						path.Index(i), rules[i].Action)))
+				break
+			}
+		}
+	}
+	return errs
+}
+
+func validateRule(r *musterv1.FailureRule, path *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if len(r.OnEvents) == 0 && r.OnExitCodes == nil && len(r.OnClasses) == 0 {
+		errs = append(errs, field.Required(path.Child("onEvents"), "set at least one of onEvents, onExitCodes and onClasses"))
+	}
+	pending := slices.Contains(r.OnEvents, musterv1.EventPodPending)
+	if pending && r.TimeoutSeconds == nil {
+		errs = append(errs, field.Required(path.Child("timeoutSeconds"), "PodPending needs a timeout: every pod is Pending for a while when it starts"))
+	}
+	if r.OnExitCodes != nil && r.OnExitCodes.Operator == musterv1.ExitCodeIn && slices.Contains(r.OnExitCodes.Values, 0) {
+		errs = append(errs, field.Invalid(path.Child("onExitCodes", "values"), 0, "0 is success, not a failure; with operator In it can never match"))
+	}
+	if len(r.Roles) > 0 && slices.Contains(r.OnEvents, musterv1.EventPartlyPlaced) {
+		errs = append(errs, field.Invalid(path.Child("roles"), r.Roles, "PartlyPlaced belongs to the whole job, not to roles"))
+	}
+	return errs
+}
+
+// covers is whether every event b matches, a matches too.
+func covers(a, b *musterv1.FailureRule) bool {
+	if len(a.Roles) > 0 && (len(b.Roles) == 0 || !subset(b.Roles, a.Roles)) {
+		return false
+	}
+	if !subset(eventsOf(b), eventsOf(a)) {
+		return false
+	}
+	if slices.Contains(taskActions, a.Action) && slices.Contains(eventsOf(b), musterv1.EventPartlyPlaced) {
+		// a passes over the job-wide events that b takes.
+		return false
+	}
+	return exitCodesCover(a.OnExitCodes, b.OnExitCodes) && (len(a.OnClasses) == 0 || (len(b.OnClasses) > 0 && subset(b.OnClasses, a.OnClasses)))
+}
+
+// exitCodesCover is whether every exit code b accepts, a accepts.
+func exitCodesCover(a, b *musterv1.ExitCodeMatch) bool {
+	switch {
+	case a == nil:
+		return true
+	case b == nil:
+		return false
+	case a.Operator == musterv1.ExitCodeIn && b.Operator == musterv1.ExitCodeIn:
+		return subset(b.Values, a.Values)
+	case a.Operator == musterv1.ExitCodeNotIn && b.Operator == musterv1.ExitCodeNotIn:
+		return subset(a.Values, b.Values)
+	case a.Operator == musterv1.ExitCodeNotIn && b.Operator == musterv1.ExitCodeIn:
+		return !slices.ContainsFunc(b.Values, func(v int32) bool { return slices.Contains(a.Values, v) })
+	}
+	return false
+}
+
+func subset[T comparable](small, big []T) bool {
+	for _, x := range small {
+		if !slices.Contains(big, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// describe is a rule in a few words, for error messages.
+func describe(r *musterv1.FailureRule) string {
+	s := fmt.Sprintf("action %s on %v", r.Action, eventsOf(r))
+	if len(r.Roles) > 0 {
+		s += fmt.Sprintf(" of roles %v", r.Roles)
+	}
+	return s
+}

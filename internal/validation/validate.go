@@ -1,0 +1,82 @@
+// Package validation checks what the CRD's schema and CEL rules cannot say:
+// regular expressions that must compile, the order of role dependencies,
+// failure rules that could never match. The admission webhook runs it, so
+// an invalid job is rejected with the field named before anything exists;
+// the planner runs it too, so a job that reached the cluster some other
+// way (the webhook not installed, a spec written before an upgrade) fails
+// at once with reason InvalidSpec instead of running wrongly.
+package validation
+
+import (
+	"fmt"
+	"regexp"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/policy"
+)
+
+// ValidateCreate checks a job that is being created.
+func ValidateCreate(job *musterv1.TrainingJob) field.ErrorList {
+	return Spec(&job.Spec)
+}
+
+// ValidateUpdate checks a job that is being changed. Only a spec that
+// changed is checked again, so a job admitted by an older, more lenient
+// operator can still be updated (its status, its labels) and deleted.
+func ValidateUpdate(oldJob, job *musterv1.TrainingJob) field.ErrorList {
+	if equality.Semantic.DeepEqual(oldJob.Spec, job.Spec) {
+		return nil
+	}
+	return Spec(&job.Spec)
+}
+
+// Default fills in what cannot be a schema default. Today every default is
+// the schema's; the webhook calls this so that one with a rule can be added
+// without changing the wiring.
+func Default(*musterv1.TrainingJob) {}
+
+// Spec checks a job's spec.
+func Spec(spec *musterv1.TrainingJobSpec) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, dependencies(spec.Roles)...)
+	errs = append(errs, policy.ValidateRules(spec.FailurePolicy.Rules, field.NewPath("spec", "failurePolicy", "rules"))...)
+	_, classErrs := policy.ClassifierFor(&musterv1.TrainingJob{Spec: *spec})
+	errs = append(errs, classErrs...)
+	if s := spec.Scaling; s != nil && s.Autoscaling != nil && s.Autoscaling.Metric.LogRegex != "" {
+		errs = append(errs, logRegex(s.Autoscaling.Metric.LogRegex,
+			field.NewPath("spec", "scaling", "autoscaling", "metric", "logRegex"))...)
+	}
+	return errs
+}
+
+// dependencies checks that a role depends only on roles listed before it,
+// so that there is never a cycle. CEL cannot afford the check.
+func dependencies(roles []musterv1.Role) field.ErrorList {
+	var errs field.ErrorList
+	seen := map[string]bool{}
+	for i, r := range roles {
+		for j, d := range r.DependsOn {
+			if !seen[d.Role] {
+				errs = append(errs, field.Invalid(field.NewPath("spec", "roles").Index(i).Child("dependsOn").Index(j).Child("role"), d.Role,
+					fmt.Sprintf("role %s is not listed before role %s; a role may depend only on earlier roles", d.Role, r.Name)))
+			}
+		}
+		seen[r.Name] = true
+	}
+	return errs
+}
+
+// logRegex needs a group: its first group is the sample.
+func logRegex(expr string, path *field.Path) field.ErrorList {
+	re, err := regexp.Compile(expr)
+	switch {
+	case err != nil:
+		return field.ErrorList{field.Invalid(path, expr, "not a regular expression: "+err.Error())}
+	case re.NumSubexp() < 1:
+		return field.ErrorList{field.Invalid(path, expr, "needs a group, e.g. samples/s=([0-9.]+): its first group is the sample")}
+	}
+	return nil
+}
