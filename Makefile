@@ -89,16 +89,16 @@ deps: ## Install the system packages the local cluster and the examples need.
 ##@ Try it
 
 .PHONY: dev-up
-dev-up: deps ## Start the local cluster (root). Then: eval "$$(go run ./cmd/muster dev env)"
-	go run ./cmd/muster dev up $(DEV_FLAGS)
+dev-up: deps ## Start the local cluster (root). Then: eval "$$(go run ./tools/musterdev env)"
+	go run ./tools/musterdev up $(DEV_FLAGS)
 
 .PHONY: dev-down
 dev-down: ## Stop the local cluster and remove its state.
-	go run ./cmd/muster dev down
+	go run ./tools/musterdev down
 
 .PHONY: demo
 demo: deps ## Start a local cluster, run the elastic PyTorch example (4 -> 2 -> 3 workers), clean up.
-	go run ./cmd/muster demo $(DEMO_FLAGS)
+	go run ./tools/musterdev demo $(DEMO_FLAGS)
 
 .PHONY: bench
 bench: deps ## Benchmarks on the local cluster (root); writes _output/bench/report.md with every ratio to its floor.

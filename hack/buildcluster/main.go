@@ -1,7 +1,7 @@
 // Command buildcluster builds the local cluster's control-plane binaries
 // into the cache and prints their folder; hack/build-cluster.sh runs it. It
-// is `muster dev build --control-plane` without the rest of the CLI, so the
-// integration tests need only internal/devcluster to compile.
+// is `muster-dev build --control-plane` without the demo and the command
+// line, so the integration tests need only tools/devcluster to compile.
 package main
 
 import (
@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/muster-dev/muster/internal/devcluster"
+	"github.com/muster-dev/muster/tools/devcluster"
 )
 
 func main() {

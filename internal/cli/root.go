@@ -22,8 +22,6 @@ func NewRootCommand() *cobra.Command {
 		newDeleteCommand(cf),
 		newLogsCommand(cf),
 		newScaleCommand(cf),
-		newDevCommand(),
-		newDemoCommand(),
 	)
 	return root
 }

@@ -19,8 +19,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
-	"github.com/muster-dev/muster/internal/devcluster"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/tools/devcluster"
 )
 
 func scheme() *runtime.Scheme {

@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/muster-dev/muster/internal/devcluster"
+	"github.com/muster-dev/muster/tools/devcluster"
 )
 
 type options struct {

@@ -19,10 +19,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
-	"github.com/muster-dev/muster/internal/demo"
 	"github.com/muster-dev/muster/internal/joblogs"
 	"github.com/muster-dev/muster/internal/plan"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/tools/demo"
 )
 
 // torchTimes are the times from an event to the first epoch the new world

@@ -13,9 +13,9 @@ import (
 	"github.com/onsi/gomega"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
-	"github.com/muster-dev/muster/internal/demo"
 	"github.com/muster-dev/muster/internal/joblogs"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/tools/demo"
 )
 
 // eventLog collects the example's progress events with the pod each came

@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/muster-dev/muster/internal/devcluster"
+	"github.com/muster-dev/muster/tools/devcluster"
 )
 
 // Pods that tolerate the fake nodes' taint land on KWOK nodes with GPUs

@@ -1,6 +1,6 @@
 // Package e2e runs pods on the local cluster's process node: real
 // processes, real DNS, real volumes. One cluster, started through
-// internal/devcluster, serves the whole package and is always torn down.
+// tools/devcluster, serves the whole package and is always torn down.
 // It needs root (pod network namespaces) and python3; without them the
 // tests fail rather than skip.
 package e2e
@@ -19,7 +19,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/muster-dev/muster/internal/devcluster"
+	"github.com/muster-dev/muster/tools/devcluster"
 )
 
 var (
@@ -44,7 +44,7 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	// Its own state dir: never the user's `muster dev` cluster.
+	// Its own state dir: never the user's muster-dev cluster.
 	cfg.StateDir = filepath.Join(cfg.Cache, "e2e")
 	cfg.FakeNodes, cfg.GPUsPerNode = 2, 8
 	cfg.Out = prefixWriter{"e2e cluster: "}

@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
-	"github.com/muster-dev/muster/internal/demo"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/tools/demo"
 )
 
 const jobTimeout = 3 * time.Minute

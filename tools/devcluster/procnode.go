@@ -53,9 +53,9 @@ func (c *Config) procNodeComponent(bin, operatorDir string) component {
 // cleanupProcNode asks the process node to remove what it leaves on the
 // host (network namespaces, the bridge, pod processes).
 func (c *Config) cleanupProcNode(ctx context.Context) error {
-	bins, _, err := c.BinaryPaths()
+	bins, err := c.clusterBinaries()
 	if err != nil {
-		return err
+		return fmt.Errorf("cannot clean up after the process node: %w", err)
 	}
 	if bins.ProcNode == "" || !isExecutable(bins.ProcNode) {
 		return fmt.Errorf("cannot clean up after the process node: %s is not built", bins.ProcNode)

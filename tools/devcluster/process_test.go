@@ -71,11 +71,16 @@ func TestCheckFreeNamesTheBusyPort(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	comp := component{name: "kube-apiserver", listen: []listenAddr{{"tcp", addr}}}
-	if err := checkFree(comp); err == nil || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "kube-apiserver") {
+	c := &Config{Command: "go run ./tools/musterdev"}
+	err = c.checkFree(comp)
+	if err == nil || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "kube-apiserver") {
 		t.Errorf("busy port: %v", err)
 	}
+	if err == nil || !strings.Contains(err.Error(), "`go run ./tools/musterdev down`") {
+		t.Errorf("the hint must name the command as the user runs it: %v", err)
+	}
 	_ = ln.Close()
-	if err := checkFree(comp); err != nil {
+	if err := c.checkFree(comp); err != nil {
 		t.Errorf("free port: %v", err)
 	}
 }

@@ -68,7 +68,7 @@ func processRuns(pid int, bin string) bool {
 	return string(argv0) == bin
 }
 
-// start runs a component in its own session (so it outlives `muster dev up`
+// start runs a component in its own session (so it outlives `muster-dev up`
 // and no terminal signal reaches it), logging to <state>/logs/<name>.log,
 // and waits until it is ready. If it exits or is not ready in time, it is
 // stopped and the error carries the end of its log.
@@ -80,7 +80,7 @@ func (c *Config) start(ctx context.Context, comp component, timeout time.Duratio
 		c.logf("%-24s already running (pid %d, %s)", comp.name, pid, comp.addr)
 		return false, nil
 	}
-	if err := checkFree(comp); err != nil {
+	if err := c.checkFree(comp); err != nil {
 		return false, err
 	}
 	logPath := c.logFile(comp.name)
@@ -184,10 +184,10 @@ func tail(path string, n int) string {
 
 // checkFree fails with a clear message when another program already
 // listens on one of the component's addresses.
-func checkFree(comp component) error {
+func (c *Config) checkFree(comp component) error {
 	for _, l := range comp.listen {
 		if err := probeFree(l); err != nil {
-			return fmt.Errorf("%s cannot start: %s %s is in use by another program (%w); stop it, or run `muster dev down` if it is a leftover dev cluster", comp.name, l.network, l.addr, err)
+			return fmt.Errorf("%s cannot start: %s %s is in use by another program (%w); stop it, or run `%s` if it is a leftover dev cluster", comp.name, l.network, l.addr, err, c.command("down"))
 		}
 	}
 	return nil

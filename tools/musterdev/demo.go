@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"context"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/muster-dev/muster/internal/demo"
-	"github.com/muster-dev/muster/internal/devcluster"
+	"github.com/muster-dev/muster/tools/demo"
+	"github.com/muster-dev/muster/tools/devcluster"
 )
 
 func newDemoCommand() *cobra.Command {
@@ -18,18 +18,17 @@ func newDemoCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Start a local cluster and run elastic PyTorch training scaled 4 -> 2 -> 3",
-		Long: "Build what is missing, start the local cluster (muster dev up), run examples/pytorch-elastic:\n" +
+		Long: "Build what is missing, start the local cluster (muster-dev up), run examples/pytorch-elastic:\n" +
 			"4 torchrun workers training on CPU, scaled to 2 and then to 3 while they train, each new world\n" +
 			"resuming from the last checkpoint, until the job succeeds. Then stop the cluster, unless --keep.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) (err error) {
 			ctx := cmd.Context()
 			out := cmd.OutOrStdout()
-			cfg, err := devcluster.NewConfig()
+			cfg, err := sourceConfig(cmd, "")
 			if err != nil {
 				return err
 			}
-			cfg.Out = out
 			start := time.Now()
 			if err := devcluster.Up(ctx, cfg); err != nil {
 				return err
@@ -56,7 +55,8 @@ func newDemoCommand() *cobra.Command {
 				Kubeconfig: cfg.Kubeconfig(),
 			})
 			if keep {
-				fmt.Fprintf(out, "\nThe cluster is still up: eval \"$(muster dev env)\"; muster dev down stops it.\n")
+				env, down := nextSteps(cfg, "")
+				fmt.Fprintf(out, "\nThe cluster is still up: %s; %s stops it.\n", env, down)
 			}
 			return err
 		},

@@ -31,14 +31,14 @@ func Up(ctx context.Context, c *Config) (err error) {
 		return err
 	}
 	if bins.ProcNode != "" && os.Geteuid() != 0 {
-		return errors.New("muster dev up must run as root: the process node gives every pod its own network namespace and mounts")
+		return errors.New("muster-dev up must run as root: the process node gives every pod its own network namespace and mounts")
 	}
 	steps := c.steps(bins)
 	// All ports are checked before building and starting anything, so a
 	// clash fails fast and leaves nothing half-started.
 	for _, s := range steps {
 		if _, running := c.runningPID(s.comp.name); !s.skip && !running {
-			if err := checkFree(s.comp); err != nil {
+			if err := c.checkFree(s.comp); err != nil {
 				return err
 			}
 		}
@@ -65,6 +65,9 @@ func Up(ctx context.Context, c *Config) (err error) {
 	if err := c.prepareState(); err != nil {
 		return err
 	}
+	if err := c.recordBinaries(bins); err != nil {
+		return err
+	}
 	for _, s := range steps {
 		if s.skip {
 			continue
@@ -81,7 +84,6 @@ func Up(ctx context.Context, c *Config) (err error) {
 		return err
 	}
 	c.logf("cluster up in %s; kubeconfig %s", since(start), c.Kubeconfig())
-	c.logf("use it with:  eval \"$(muster dev env)\"")
 	return nil
 }
 
@@ -136,7 +138,7 @@ func (c *Config) prepareState() error {
 	if err := os.MkdirAll(c.StateDir, 0o755); err != nil {
 		return err
 	}
-	if err := writeFile(filepath.Join(c.StateDir, markerFile), []byte("state of a `muster dev` cluster; `muster dev down` removes this folder\n"), 0o644); err != nil {
+	if err := writeFile(filepath.Join(c.StateDir, markerFile), []byte("state of a muster-dev cluster; `muster-dev down` removes this folder\n"), 0o644); err != nil {
 		return err
 	}
 	if _, err := os.Stat(c.pki("ca.crt")); os.IsNotExist(err) {

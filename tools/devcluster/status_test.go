@@ -8,8 +8,8 @@ func TestShellQuote(t *testing.T) {
 		"/tmp/my dir/kubeconfig":           "'/tmp/my dir/kubeconfig'",
 		"/tmp/it's":                        `'/tmp/it'\''s'`,
 	} {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		if got := ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -57,7 +57,7 @@ func Down(ctx context.Context, c *Config) error {
 			c.logf("kept %s for a look at its logs", c.StateDir)
 		}
 	} else if _, err := os.Stat(c.StateDir); err == nil {
-		errs = append(errs, fmt.Errorf("%s is not a muster dev state dir (no %s); left alone", c.StateDir, markerFile))
+		errs = append(errs, fmt.Errorf("%s is not a muster-dev state dir (no %s); left alone", c.StateDir, markerFile))
 	}
 	c.logf("cluster down in %s", since(start))
 	return errors.Join(errs...)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -17,14 +18,14 @@ import (
 type Binaries struct {
 	// ControlPlane holds etcd, kube-apiserver, kube-controller-manager,
 	// kube-scheduler and kubectl (also what envtest-based tests point at).
-	ControlPlane string
-	CoreDNS      string
-	KWOK         string
+	ControlPlane string `json:"controlPlane"`
+	CoreDNS      string `json:"coreDNS"`
+	KWOK         string `json:"kwok"`
 	// ProcNode is empty when tools/procnode does not exist.
-	ProcNode string
+	ProcNode string `json:"procNode,omitempty"`
 	// Operator is the muster-operator binary; its folder is what the
 	// operator image maps to on the process node.
-	Operator string
+	Operator string `json:"operator"`
 }
 
 // Kubectl is the kubectl matching the control plane.
@@ -35,7 +36,7 @@ type BuildSet struct {
 	ControlPlane, CoreDNS, KWOK, ProcNode, Operator bool
 }
 
-// BuildAll is what `muster dev up` needs.
+// BuildAll is what `muster-dev up` needs.
 var BuildAll = BuildSet{ControlPlane: true, CoreDNS: true, KWOK: true, ProcNode: true, Operator: true}
 
 var controlPlaneBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"}
@@ -100,8 +101,12 @@ func Build(ctx context.Context, c *Config, set BuildSet) (*Binaries, error) {
 	return b, nil
 }
 
-// BinaryPaths says where Build puts each binary.
+// BinaryPaths says where Build puts each binary. The versions, and so the
+// paths, come from the checkout's sources.
 func (c *Config) BinaryPaths() (*Binaries, ClusterVersions, error) {
+	if c.Root == "" {
+		return nil, ClusterVersions{}, fmt.Errorf("%w: the local cluster is built from Muster's sources", ErrNoCheckout)
+	}
 	v, err := ReadClusterVersions(c.Root)
 	if err != nil {
 		return nil, v, err
@@ -118,6 +123,40 @@ func (c *Config) BinaryPaths() (*Binaries, ClusterVersions, error) {
 		b.ProcNode = filepath.Join(bin, "procnode", "muster-procnode")
 	}
 	return b, v, nil
+}
+
+// binariesFile records in the state dir the binaries up started, so that
+// status, env and down need not work them out from the sources, and work
+// outside a checkout.
+func (c *Config) binariesFile() string { return c.path("binaries.json") }
+
+func (c *Config) recordBinaries(b *Binaries) error {
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(c.binariesFile(), append(data, '\n'), 0o644)
+}
+
+// clusterBinaries are the binaries of the cluster in the state dir: those
+// up recorded, else, in a checkout, those its sources build.
+func (c *Config) clusterBinaries() (*Binaries, error) {
+	data, err := os.ReadFile(c.binariesFile())
+	switch {
+	case err == nil:
+		b := &Binaries{}
+		if err := json.Unmarshal(data, b); err != nil {
+			return nil, fmt.Errorf("reading %s: %w", c.binariesFile(), err)
+		}
+		return b, nil
+	case !os.IsNotExist(err):
+		return nil, err
+	case c.Root == "":
+		return nil, fmt.Errorf("no local cluster in %s (it has no %s): start one with `%s` from a Muster checkout",
+			c.StateDir, filepath.Base(c.binariesFile()), c.command("up"))
+	}
+	b, _, err := c.BinaryPaths()
+	return b, err
 }
 
 // buildOnce builds path unless it exists. It builds next to it and renames,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,21 +14,23 @@ import (
 )
 
 // Status prints each component (running or not, pid, address) and, when
-// the API server answers, the nodes.
+// the API server answers, the nodes. It reads only the state dir and the
+// cluster, so it works outside a checkout.
 func Status(ctx context.Context, c *Config, w io.Writer) error {
-	bins, _, err := c.BinaryPaths()
-	if err != nil {
-		return err
-	}
+	// Only the components' addresses are shown, which do not depend on
+	// their binaries.
 	comps := map[string]component{}
 	for _, comp := range []component{
-		c.etcdComponent(bins.ControlPlane), c.apiServerComponent(bins.ControlPlane),
-		c.controllerManagerComponent(bins.ControlPlane), c.schedulerComponent(bins.ControlPlane),
-		c.dnsComponent(bins.CoreDNS), c.procNodeComponent(bins.ProcNode, ""), c.kwokComponent(bins.KWOK),
+		c.etcdComponent(""), c.apiServerComponent(""), c.controllerManagerComponent(""), c.schedulerComponent(""),
+		c.dnsComponent(""), c.procNodeComponent("", ""), c.kwokComponent(""),
 	} {
 		comps[comp.name] = comp
 	}
-	fmt.Fprintf(w, "state dir: %s\n\n", c.StateDir)
+	note := ""
+	if _, err := os.Stat(c.StateDir); os.IsNotExist(err) {
+		note = " (none: no cluster was started with it)"
+	}
+	fmt.Fprintf(w, "state dir: %s%s\n\n", c.StateDir, note)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "COMPONENT\tSTATE\tPID\tADDRESS")
 	for _, name := range componentNames {
@@ -85,17 +88,18 @@ func capacityText(rl corev1.ResourceList) string {
 	return strings.Join(parts, " ")
 }
 
-// Env is the shell code that points kubectl at the cluster.
+// Env is the shell code that points kubectl at the cluster. Outside a
+// checkout it needs a cluster that up started, whose binaries it recorded.
 func Env(c *Config) (string, error) {
-	bins, _, err := c.BinaryPaths()
+	bins, err := c.clusterBinaries()
 	if err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("export KUBECONFIG=%s\nexport PATH=%s:$PATH\n", shellQuote(c.Kubeconfig()), shellQuote(bins.ControlPlane)), nil
+	return fmt.Sprintf("export KUBECONFIG=%s\nexport PATH=%s:$PATH\n", ShellQuote(c.Kubeconfig()), ShellQuote(bins.ControlPlane)), nil
 }
 
-// shellQuote quotes a path for sh unless it needs none.
-func shellQuote(s string) string {
+// ShellQuote quotes a word for sh unless it needs none.
+func ShellQuote(s string) string {
 	safe := func(r rune) bool {
 		return strings.ContainsRune("/.-_:+", r) || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9'
 	}
