@@ -13,6 +13,11 @@ CONTROLLER_GEN_VERSION := v0.21.0
 GOLANGCI_LINT_VERSION  := v2.15.0
 CONTROLLER_GEN := $(MUSTER_CACHE)/tools/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
 GOLANGCI_LINT  := $(MUSTER_CACHE)/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
+# kube-api-linter has no releases: a pseudo-version. tools/lint/go.mod pins it
+# and GOLANGCI_LINT_VERSION, and its go.sum holds their checksums.
+KUBE_API_LINTER_VERSION := v0.0.0-20260716143926-092fe0c72997
+# golangci-lint with kube-api-linter compiled in, built from tools/lint.
+GOLANGCI_KAL   := $(MUSTER_CACHE)/tools/golangci-lint-kal-$(GOLANGCI_LINT_VERSION)-$(KUBE_API_LINTER_VERSION)/golangci-lint-kal
 
 # Packages of the main module that unit tests cover: everything but the
 # tiers that need a cluster.
@@ -47,9 +52,13 @@ vet: ## Run go vet.
 	@for m in $(TOOL_MODULES); do [ -f $$m/go.mod ] && (cd $$m && go vet ./...) || true; done
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Run golangci-lint on every module.
+lint: lint-api $(GOLANGCI_LINT) ## Run golangci-lint on every module, and lint-api.
 	$(GOLANGCI_LINT) run ./...
 	@for m in $(TOOL_MODULES); do (cd $$m && $(GOLANGCI_LINT) run --config $(CURDIR)/.golangci.yml ./...); done
+
+.PHONY: lint-api
+lint-api: $(GOLANGCI_KAL) ## Check the API types in api/ against the Kubernetes API conventions (kube-api-linter).
+	$(GOLANGCI_KAL) run --config .golangci-kal.yml ./api/...
 
 .PHONY: verify
 verify: generate manifests fmt vet lint ## Regenerate, lint, and fail if anything generated or formatted differs from git.
@@ -111,3 +120,12 @@ $(CONTROLLER_GEN):
 
 $(GOLANGCI_LINT):
 	GOBIN=$(dir $@) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+# The folder is keyed by the versions above, so refuse to build if
+# tools/lint/go.mod pins others: the cache would keep serving a stale binary.
+$(GOLANGCI_KAL):
+	@for m in github.com/golangci/golangci-lint/v2@$(GOLANGCI_LINT_VERSION) sigs.k8s.io/kube-api-linter@$(KUBE_API_LINTER_VERSION); do \
+		got=$$(cd tools/lint && go list -m -f '{{.Path}}@{{.Version}}' $${m%@*}); \
+		[ "$$got" = "$$m" ] || { echo "tools/lint/go.mod pins $$got, the Makefile $$m: make them agree." >&2; exit 1; }; \
+	done
+	cd tools/lint && go build -o $@ .
