@@ -114,3 +114,29 @@ func TestImmutableFieldsAreRejectedOnUpdate(t *testing.T) {
 	// Replicas and completion stay editable.
 	e.g.Expect(e.update("imm", func(job *musterv1.TrainingJob) { job.Spec.Roles[1].Replicas = 3 })).To(gomega.Succeed())
 }
+
+// What CEL cannot check, the admission webhook does: a regular expression
+// that does not compile is refused with its field named, on create and on
+// an update that introduces it.
+func TestWebhookRejectsRegexpsThatDoNotCompile(t *testing.T) {
+	e := newEnv(t)
+	withRule := func(name, containerMessage string) *musterv1.TrainingJob {
+		job := e.job(name).Role("w", 1).Suspend(true).Obj()
+		job.Spec.FailurePolicy = &musterv1.FailurePolicy{Rules: []musterv1.FailureRule{{
+			ContainerMessage: containerMessage, Type: musterv1.FailurePermanent, Code: 300, Phrase: "bad-input",
+		}}}
+		return job
+	}
+
+	err := k8s.Create(e.ctx(), withRule("bad", "bad input: ("))
+	e.g.Expect(apierrors.IsInvalid(err)).To(gomega.BeTrue(), "got %v", err)
+	e.g.Expect(err.Error()).To(gomega.ContainSubstring("spec.failurePolicy.rules[0].containerMessage"))
+	e.g.Expect(err.Error()).To(gomega.ContainSubstring("missing closing )"))
+	e.g.Expect(apierrors.IsNotFound(k8s.Get(e.ctx(), client.ObjectKey{Namespace: e.ns, Name: "bad"}, &musterv1.TrainingJob{}))).
+		To(gomega.BeTrue(), "the refused job does not exist")
+
+	e.create(withRule("good", "bad input: (.*)"))
+	err = e.update("good", func(job *musterv1.TrainingJob) { job.Spec.FailurePolicy.Rules[0].ContainerMessage = "[" })
+	e.g.Expect(apierrors.IsInvalid(err)).To(gomega.BeTrue(), "got %v", err)
+	e.g.Expect(err.Error()).To(gomega.ContainSubstring("spec.failurePolicy.rules[0].containerMessage"))
+}
