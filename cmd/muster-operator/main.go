@@ -17,9 +17,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/controller"
+	musterwebhook "github.com/muster-dev/muster/internal/webhook"
 )
 
 type flags struct {
@@ -32,7 +34,14 @@ type flags struct {
 	leaderElect             bool
 	leaderElectionNamespace string
 	namespaces              string
+	webhooks                webhookFlags
 	zapOpts                 zap.Options
+}
+
+type webhookFlags struct {
+	enable                                      bool
+	port                                        int
+	certDir, serviceName, secretName, namespace string
 }
 
 func parseFlags() *flags {
@@ -51,6 +60,15 @@ func parseFlags() *flags {
 	flag.BoolVar(&f.leaderElect, "leader-elect", true, "elect a leader so only one replica acts")
 	flag.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the operator's own)")
 	flag.StringVar(&f.namespaces, "namespaces", "", "comma-separated namespaces to watch (default: all)")
+	// Off by default: the webhook needs its configurations, Service and
+	// Secret installed (config/webhook), and an operator run without them
+	// must still work.
+	flag.BoolVar(&f.webhooks.enable, "enable-webhooks", false, "serve the TrainingJob admission webhook and rotate its certificate")
+	flag.IntVar(&f.webhooks.port, "webhook-port", 9443, "port the admission webhook is served on")
+	flag.StringVar(&f.webhooks.certDir, "webhook-cert-dir", "/tmp/k8s-webhook-server/serving-certs", "folder where the webhook's certificate Secret is mounted")
+	flag.StringVar(&f.webhooks.serviceName, "webhook-service-name", "muster-webhook", "Service the API server calls the webhook through; the certificate names it")
+	flag.StringVar(&f.webhooks.secretName, "webhook-secret-name", "muster-webhook-cert", "Secret the certificate rotator keeps the CA and serving certificate in")
+	flag.StringVar(&f.webhooks.namespace, "webhook-namespace", "", "namespace of the webhook Service and Secret (default: the operator's own)")
 	f.zapOpts = zap.Options{Development: false, Level: zapcore.InfoLevel}
 	f.zapOpts.BindFlags(flag.CommandLine) // --zap-log-level sets the log level
 	flag.Parse()
@@ -84,8 +102,16 @@ func run(f *flags) error {
 	if f.namespaces != "" {
 		namespaces = strings.Split(f.namespaces, ",")
 	}
+	// The rotator closes certsReady once the serving certificate is on disk
+	// and its CA is in the webhook configurations; the server waits for it.
+	var webhookServer webhook.Server
+	certsReady := make(chan struct{})
+	if f.webhooks.enable {
+		webhookServer = musterwebhook.NewServer(webhook.Options{Port: f.webhooks.port, CertDir: f.webhooks.certDir}, certsReady)
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
+		WebhookServer:                 webhookServer,
 		Cache:                         controller.CacheOptions(namespaces),
 		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:        f.healthAddr,
@@ -119,6 +145,44 @@ func run(f *flags) error {
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		return err
 	}
+	if f.webhooks.enable {
+		if err := setupWebhooks(mgr, f.webhooks, certsReady); err != nil {
+			return err
+		}
+	}
 	ctrl.Log.Info("Starting muster-operator")
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
+
+// setupWebhooks registers the admission webhook and the rotator of its
+// certificate. The pod is not ready until the server listens, so the
+// Service sends the API server nowhere else.
+func setupWebhooks(mgr ctrl.Manager, f webhookFlags, certsReady chan struct{}) error {
+	ns := f.namespace
+	if ns == "" {
+		b, err := os.ReadFile(serviceAccountNamespace)
+		if err != nil {
+			return fmt.Errorf("--webhook-namespace is not set and the operator's namespace is unknown: %w", err)
+		}
+		ns = strings.TrimSpace(string(b))
+	}
+	if err := musterwebhook.AddCertRotator(mgr, musterwebhook.CertOptions{
+		Namespace:   ns,
+		ServiceName: f.serviceName,
+		SecretName:  f.secretName,
+		CertDir:     f.certDir,
+	}, certsReady); err != nil {
+		return err
+	}
+	if err := musterwebhook.Register(mgr); err != nil {
+		return fmt.Errorf("registering the admission webhook: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
+		return err
+	}
+	ctrl.Log.Info("Admission webhook enabled", "namespace", ns, "service", f.serviceName, "secret", f.secretName, "port", f.port)
+	return nil
+}
+
+// serviceAccountNamespace holds the namespace of the pod it is mounted in.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"

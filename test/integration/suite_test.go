@@ -1,6 +1,8 @@
 // Package integration runs the operator against a real kube-apiserver and
 // etcd (envtest with locally built binaries) and a real
-// kube-controller-manager for garbage collection. Tests drive pod phases
+// kube-controller-manager for garbage collection. The admission webhook
+// is installed as in production (config/webhook), served from the test
+// process, so every test's writes pass through it. Tests drive pod phases
 // themselves: there is no kubelet.
 package integration
 
@@ -15,6 +17,7 @@ import (
 
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
@@ -24,9 +27,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/controller"
+	musterwebhook "github.com/muster-dev/muster/internal/webhook"
 )
 
 var (
@@ -55,6 +60,11 @@ func runSuite(m *testing.M) int {
 		BinaryAssetsDirectory: bin,
 		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
+		// envtest serves the webhook on 127.0.0.1 with certificates of its
+		// own, and points the configurations' clientConfig there.
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			Paths: []string{filepath.Join("..", "..", "config", "webhook", "webhooks.yaml")},
+		},
 	}
 	var err error
 	if cfg, err = env.Start(); err != nil {
@@ -75,6 +85,13 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	defer stopGC()
+
+	stopWebhook, err := startWebhook(&env.WebhookInstallOptions)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the admission webhook:", err)
+		return 1
+	}
+	defer stopWebhook()
 
 	operator, err = startOperator()
 	if err != nil {
@@ -128,6 +145,42 @@ func startGarbageCollector(env *envtest.Environment, bin string) (func(), error)
 		_ = logFile.Close()
 		_ = os.RemoveAll(dir)
 	}, nil
+}
+
+// startWebhook serves the admission webhook in a manager of its own, so
+// tests that restart the operator never find it down. It returns once the
+// server accepts connections.
+func startWebhook(o *envtest.WebhookInstallOptions) (func(), error) {
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:  scheme,
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		WebhookServer: webhook.NewServer(webhook.Options{
+			Host: o.LocalServingHost, Port: o.LocalServingPort, CertDir: o.LocalServingCertDir,
+		}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := musterwebhook.Register(mgr); err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	stop := func() {
+		cancel()
+		if err := <-done; err != nil {
+			fmt.Fprintln(os.Stderr, "webhook stopped with:", err)
+		}
+	}
+	started := mgr.GetWebhookServer().StartedChecker()
+	if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return started(nil) == nil, nil
+	}); err != nil {
+		stop()
+		return nil, fmt.Errorf("the webhook server did not start: %w", err)
+	}
+	return stop, nil
 }
 
 type runningOperator struct {

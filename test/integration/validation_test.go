@@ -170,3 +170,69 @@ func TestImmutableFieldsAreRejectedOnUpdate(t *testing.T) {
 	// Replicas and completion stay editable.
 	e.g.Expect(e.update("imm", func(job *musterv1.TrainingJob) { job.Spec.Roles[1].Replicas = new(int32(3)) })).To(gomega.Succeed())
 }
+
+// What CEL cannot check, the admission webhook does: a regular expression
+// that does not compile is refused with its field named, on create and on
+// an update that introduces it.
+func TestWebhookRejectsRegexpsThatDoNotCompile(t *testing.T) {
+	e := newEnv(t)
+	withRule := func(name, containerMessage string) *musterv1.TrainingJob {
+		job := e.job(name).Role("w", 1).Suspend(true).Obj()
+		job.Spec.FailurePolicy.Classification = &musterv1.Classification{Rules: []musterv1.ClassificationRule{{
+			ContainerMessage: containerMessage, Class: musterv1.ClassPermanent, Code: 300, Phrase: "bad-input",
+		}}}
+		return job
+	}
+
+	err := k8s.Create(e.ctx(), withRule("bad", "bad input: ("))
+	e.g.Expect(apierrors.IsInvalid(err)).To(gomega.BeTrue(), "got %v", err)
+	e.g.Expect(err.Error()).To(gomega.ContainSubstring("spec.failurePolicy.classification.rules[0].containerMessage"))
+	e.g.Expect(err.Error()).To(gomega.ContainSubstring("missing closing )"))
+	e.g.Expect(apierrors.IsNotFound(k8s.Get(e.ctx(), client.ObjectKey{Namespace: e.ns, Name: "bad"}, &musterv1.TrainingJob{}))).
+		To(gomega.BeTrue(), "the refused job does not exist")
+
+	e.create(withRule("good", "bad input: (.*)"))
+	err = e.update("good", func(job *musterv1.TrainingJob) { job.Spec.FailurePolicy.Classification.Rules[0].ContainerMessage = "[" })
+	e.g.Expect(apierrors.IsInvalid(err)).To(gomega.BeTrue(), "got %v", err)
+	e.g.Expect(err.Error()).To(gomega.ContainSubstring("spec.failurePolicy.classification.rules[0].containerMessage"))
+}
+
+// The other checks CEL cannot make: dependency order, failure rules an
+// earlier rule hides, an autoscaler log regex without a group. Each is
+// refused at admission with its field named, and nothing is created.
+func TestWebhookRejectsWhatCELCannotSay(t *testing.T) {
+	e := newEnv(t)
+	onFailed := []musterv1.FailureEvent{musterv1.EventPodFailed}
+	cases := map[string]struct {
+		job  *musterv1.TrainingJob
+		want string
+	}{
+		"a dependency on a later role": {
+			job:  e.job("dep").Role("worker", 1).DependsOn("master", musterv1.DependencyRunning).Role("master", 1).Obj(),
+			want: "spec.roles[0].dependsOn[0].role: Invalid value: \"master\": role master is not listed before role worker",
+		},
+		"a rule an earlier rule hides": {
+			job: e.job("hidden").Role("ps", 1).
+				Rule(musterv1.FailureRule{OnEvents: onFailed, Roles: []string{"ps"}, Action: musterv1.ActionRestartRole}).
+				Rule(musterv1.FailureRule{OnEvents: onFailed, Roles: []string{"ps"}, Action: musterv1.ActionFailJob}).Obj(),
+			want: "spec.failurePolicy.rules[1]: Invalid value: \"action FailJob on [PodFailed] of roles [ps]\": never matches: spec.failurePolicy.rules[0] (action RestartRole)",
+		},
+		"a log regex without a group": {
+			job: func() *musterv1.TrainingJob {
+				j := e.job("auto").Role("w", 2).Scalable(1, 4).Obj()
+				j.Spec.Scaling.Autoscaling = &musterv1.AutoscalingPolicy{Metric: musterv1.ThroughputMetric{LogRegex: "samples/s=[0-9.]+"}}
+				return j
+			}(),
+			want: "spec.scaling.autoscaling.metric.logRegex",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			g := gomega.NewWithT(t)
+			err := k8s.Create(e.ctx(), tc.job)
+			g.Expect(apierrors.IsInvalid(err)).To(gomega.BeTrue(), "got %v", err)
+			g.Expect(err.Error()).To(gomega.ContainSubstring(tc.want))
+			g.Expect(e.pods(tc.job.Name)).To(gomega.BeEmpty())
+		})
+	}
+}

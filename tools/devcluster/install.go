@@ -17,7 +17,9 @@ import (
 // installOperator installs Muster the way a user would: kubectl applies
 // config/default (server-side, because the CRD embeds whole pod templates
 // and exceeds client-side apply's annotation limit) and the operator's
-// Deployment runs on the process node, with its real RBAC.
+// Deployment runs on the process node, with its real RBAC. Not
+// config/production: its admission webhook is called through a Service, and
+// this API server cannot reach pods, so every TrainingJob create would fail.
 func (c *Config) installOperator(ctx context.Context, kubectl string, cs kubernetes.Interface, timeout time.Duration) error {
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig="+c.Kubeconfig(),

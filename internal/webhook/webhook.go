@@ -1,0 +1,89 @@
+// Package webhook serves the TrainingJob admission webhook: a defaulter and
+// a validator that refuse a job the CRD's schema and CEL rules accept but
+// the operator could not run. The checks themselves live in
+// internal/validation; this package only turns their field errors into an
+// admission answer, and keeps the serving certificate rotated (certs.go).
+package webhook
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/validation"
+)
+
+// The paths controller-runtime's builder serves the webhooks on, derived
+// from the group, version and kind; config/webhook names them.
+const (
+	ValidatePath = "/validate-muster-dev-v1alpha1-trainingjob"
+	MutatePath   = "/mutate-muster-dev-v1alpha1-trainingjob"
+)
+
+// Register adds the TrainingJob defaulter and validator to mgr's webhook
+// server. The operator binary and the integration tests both call it.
+func Register(mgr ctrl.Manager) error {
+	h := newTrainingJobWebhook()
+	return ctrl.NewWebhookManagedBy(mgr, &musterv1.TrainingJob{}).
+		WithDefaulter(h).
+		WithValidator(h).
+		Complete()
+}
+
+// trainingJobWebhook calls internal/validation. The functions are fields so
+// the tests can check the admission answer for errors the real rules do
+// not produce yet.
+type trainingJobWebhook struct {
+	defaultJob     func(job *musterv1.TrainingJob)
+	validateCreate func(job *musterv1.TrainingJob) field.ErrorList
+	validateUpdate func(oldJob, job *musterv1.TrainingJob) field.ErrorList
+}
+
+func newTrainingJobWebhook() *trainingJobWebhook {
+	return &trainingJobWebhook{
+		defaultJob:     validation.Default,
+		validateCreate: validation.ValidateCreate,
+		validateUpdate: validation.ValidateUpdate,
+	}
+}
+
+var (
+	_ admission.Defaulter[*musterv1.TrainingJob] = &trainingJobWebhook{}
+	_ admission.Validator[*musterv1.TrainingJob] = &trainingJobWebhook{}
+)
+
+// Default fills the defaults that depend on other fields.
+func (h *trainingJobWebhook) Default(_ context.Context, job *musterv1.TrainingJob) error {
+	h.defaultJob(job)
+	return nil
+}
+
+// ValidateCreate refuses a new job that internal/validation rejects.
+func (h *trainingJobWebhook) ValidateCreate(_ context.Context, job *musterv1.TrainingJob) (admission.Warnings, error) {
+	return nil, invalid(job, h.validateCreate(job))
+}
+
+// ValidateUpdate refuses an update that internal/validation rejects.
+func (h *trainingJobWebhook) ValidateUpdate(_ context.Context, oldJob, job *musterv1.TrainingJob) (admission.Warnings, error) {
+	return nil, invalid(job, h.validateUpdate(oldJob, job))
+}
+
+// ValidateDelete allows every delete: the webhook configuration does not
+// even send them.
+func (h *trainingJobWebhook) ValidateDelete(context.Context, *musterv1.TrainingJob) (admission.Warnings, error) {
+	return nil, nil
+}
+
+// invalid is the error the API server itself returns for a schema or CEL
+// violation (422 Invalid, one cause per field), so clients see webhook and
+// built-in denials alike.
+func invalid(job *musterv1.TrainingJob, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(musterv1.GroupVersion.WithKind("TrainingJob").GroupKind(), job.Name, errs)
+}

@@ -1,0 +1,124 @@
+package integration
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	musterwebhook "github.com/muster-dev/muster/internal/webhook"
+)
+
+// The operator's certificate wiring, without the kubelet: the rotator
+// fills the empty Secret, writes its CA into both webhook configurations,
+// and once the Secret's files are in the cert folder (the test copies them,
+// as the kubelet would mount them) the webhook server starts with a
+// certificate the API server trusts for the Service's name.
+func TestCertRotatorBootstrapsTheWebhookServer(t *testing.T) {
+	e := newEnv(t)
+	const secretName = "muster-webhook-cert"
+	e.g.Expect(k8s.Create(e.ctx(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: e.ns}})).To(gomega.Succeed())
+	// Configurations of this test's own: the suite's are served by envtest.
+	// They select no namespace, so they never call anything.
+	hook := func(name string) (admissionregistrationv1.WebhookClientConfig, *metav1.LabelSelector) {
+		return admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+			Namespace: e.ns, Name: "muster-webhook", Path: ptr.To("/" + name),
+		}}, &metav1.LabelSelector{MatchLabels: map[string]string{"muster.dev/never": "true"}}
+	}
+	vcc, sel := hook("validate")
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-validating"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name: "v.muster.dev", ClientConfig: vcc, NamespaceSelector: sel,
+			SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	mcc, sel := hook("mutate")
+	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-mutating"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name: "m.muster.dev", ClientConfig: mcc, NamespaceSelector: sel,
+			SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	for _, obj := range []client.Object{validating, mutating} {
+		e.g.Expect(k8s.Create(e.ctx(), obj)).To(gomega.Succeed())
+		t.Cleanup(func() { _ = k8s.Delete(context.Background(), obj) })
+	}
+
+	certDir := t.TempDir()
+	port := freePort(t)
+	ready := make(chan struct{})
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:        scheme,
+		Metrics:       metricsserver.Options{BindAddress: "0"},
+		WebhookServer: musterwebhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: port, CertDir: certDir}, ready),
+	})
+	e.g.Expect(err).NotTo(gomega.HaveOccurred())
+	e.g.Expect(musterwebhook.AddCertRotator(mgr, musterwebhook.CertOptions{
+		Namespace: e.ns, ServiceName: "muster-webhook", SecretName: secretName, CertDir: certDir,
+		ValidatingConfig: validating.Name, MutatingConfig: mutating.Name,
+	}, ready)).To(gomega.Succeed())
+	e.g.Expect(musterwebhook.Register(mgr)).To(gomega.Succeed())
+	started := mgr.GetWebhookServer().StartedChecker()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		e.g.Expect(<-done).To(gomega.Succeed())
+	})
+
+	secret := &corev1.Secret{}
+	e.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(k8s.Get(e.ctx(), client.ObjectKey{Namespace: e.ns, Name: secretName}, secret)).To(gomega.Succeed())
+		g.Expect(secret.Data).To(gomega.HaveKey("tls.crt"))
+	}, timeout, interval).Should(gomega.Succeed())
+	e.g.Expect(started(nil)).To(gomega.HaveOccurred(), "no server before the certificate is in the folder")
+	for _, name := range []string{"tls.crt", "tls.key"} {
+		e.g.Expect(os.WriteFile(filepath.Join(certDir, name), secret.Data[name], 0o600)).To(gomega.Succeed())
+	}
+	e.g.Eventually(ready, timeout).Should(gomega.BeClosed())
+
+	ca := secret.Data["ca.crt"]
+	e.g.Expect(k8s.Get(e.ctx(), client.ObjectKeyFromObject(validating), validating)).To(gomega.Succeed())
+	e.g.Expect(validating.Webhooks[0].ClientConfig.CABundle).To(gomega.Equal(ca))
+	e.g.Expect(k8s.Get(e.ctx(), client.ObjectKeyFromObject(mutating), mutating)).To(gomega.Succeed())
+	e.g.Expect(mutating.Webhooks[0].ClientConfig.CABundle).To(gomega.Equal(ca))
+
+	// What the API server checks when it calls the Service.
+	roots := x509.NewCertPool()
+	e.g.Expect(roots.AppendCertsFromPEM(ca)).To(gomega.BeTrue())
+	e.g.Eventually(func() error {
+		conn, err := tls.Dial("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+			&tls.Config{RootCAs: roots, ServerName: "muster-webhook." + e.ns + ".svc"})
+		if err != nil {
+			return err
+		}
+		return conn.Close()
+	}, timeout, interval).Should(gomega.Succeed())
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = l.Close() }()
+	return l.Addr().(*net.TCPAddr).Port
+}
