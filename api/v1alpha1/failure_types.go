@@ -5,6 +5,8 @@ package v1alpha1
 // failures and other events, the one restart budget, and retries of the
 // whole job. What no rule matches, the role's restartPolicy decides. See
 // docs/failures.md.
+//
+// +kubebuilder:validation:MinProperties=1
 type FailurePolicy struct {
 	// backoffLimit is the number of accountable restarts the job may make,
 	// counted over every task and every restart path: a pod replaced, a
@@ -70,7 +72,7 @@ type FailureRule struct {
 	// A restart counts against backoffLimit unless the failure was
 	// Transient and classified by the infrastructure.
 	// +required
-	Action FailureAction `json:"action"`
+	Action FailureAction `json:"action,omitempty"`
 
 	// roles limits the rule to events of these roles. Empty: every role,
 	// and the job-wide PartlyPlaced event.
@@ -100,7 +102,7 @@ type FailureRule struct {
 	// onExitCodes matches the exit code of the pod's failed container that
 	// finished first.
 	// +optional
-	OnExitCodes *ExitCodeMatch `json:"onExitCodes,omitempty"`
+	OnExitCodes ExitCodeMatch `json:"onExitCodes,omitzero"`
 
 	// onClasses matches the class the failed pod was given (see
 	// spec.failurePolicy.classification).
@@ -109,12 +111,12 @@ type FailureRule struct {
 	// +optional
 	OnClasses []FailureClass `json:"onClasses,omitempty"`
 
-	// timeoutSeconds: with PodPending, how long after its creation a pod
+	// timeoutSeconds is, with PodPending, how long after its creation a pod
 	// that has not started matches.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=86400
 	// +optional
-	TimeoutSeconds *int32 `json:"timeoutSeconds,omitempty"`
+	TimeoutSeconds int32 `json:"timeoutSeconds,omitempty"`
 }
 
 // ExitCodeMatch matches exit codes, as batch/v1's podFailurePolicy does.
@@ -124,7 +126,7 @@ type ExitCodeMatch struct {
 	// operator is In (the code is one of values) or NotIn (it is none of
 	// them).
 	// +required
-	Operator ExitCodeOperator `json:"operator"`
+	Operator ExitCodeOperator `json:"operator,omitempty"`
 	// values are exit codes.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=255
@@ -132,7 +134,7 @@ type ExitCodeMatch struct {
 	// +kubebuilder:validation:items:Maximum=255
 	// +listType=set
 	// +required
-	Values []int32 `json:"values"`
+	Values []int32 `json:"values,omitempty"`
 }
 
 // ExitCodeOperator relates an exit code to a set of values.
@@ -195,7 +197,7 @@ type Classification struct {
 	// Permanent one (exit 126 or 127, OOM-killed, exit code 210) is never
 	// restarted.
 	// +optional
-	Disabled bool `json:"disabled,omitempty"`
+	Disabled *bool `json:"disabled,omitempty"`
 
 	// rules are checked before Muster's own table; the first that matches
 	// classifies the failure.
@@ -210,71 +212,77 @@ type Classification struct {
 // them all. The regular expressions are checked at admission.
 //
 // +kubebuilder:validation:XValidation:rule="self.class == 'Transient' || !has(self.conflict) || !self.conflict",message="conflict needs class Transient"
-// +kubebuilder:validation:XValidation:rule="!(self.code >= -1999 && self.code <= 0) && !(self.code >= 200 && self.code <= 219)",message="code must lie outside Muster's reserved ranges [-1999, 0] and [200, 219]"
+// +kubebuilder:validation:XValidation:rule="!(self.code >= 200 && self.code <= 219)",message="code must lie outside Muster's reserved range [200, 219]"
 type ClassificationRule struct {
 	// podReason is a regular expression on the pod's status reason.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	PodReason string `json:"podReason,omitempty"`
 	// podMessage is a regular expression on the pod's status message.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	PodMessage string `json:"podMessage,omitempty"`
 	// container is a regular expression on the container's name.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Container string `json:"container,omitempty"`
 	// containerReason is a regular expression on the container's
 	// terminated reason, e.g. OOMKilled.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	ContainerReason string `json:"containerReason,omitempty"`
 	// containerMessage is a regular expression on the container's
 	// termination message (with FallbackToLogsOnError, its log tail).
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	ContainerMessage string `json:"containerMessage,omitempty"`
 	// exitCodes is a range of container exit codes.
 	// +optional
-	ExitCodes *CodeRange `json:"exitCodes,omitempty"`
+	ExitCodes CodeRange `json:"exitCodes,omitzero"`
 	// signals is a range of signals that killed the container.
 	// +optional
-	Signals *CodeRange `json:"signals,omitempty"`
+	Signals CodeRange `json:"signals,omitzero"`
 
 	// class is what a match means: Transient, Permanent or Unknown.
 	// +required
-	Class FailureClass `json:"class"`
+	Class FailureClass `json:"class,omitempty"`
 	// conflict marks a transient failure caused by contention for
 	// resources: a whole-job retry after it waits a random delay.
 	// +optional
-	Conflict bool `json:"conflict,omitempty"`
-	// code is recorded as the failure's completion code; it must lie
-	// outside Muster's reserved ranges [-1999, 0] and [200, 219].
-	// +kubebuilder:validation:Minimum=-100000
+	Conflict *bool `json:"conflict,omitempty"`
+	// code is recorded as the failure's completion code: a positive number
+	// outside Muster's reserved range [200, 219] (Muster's own codes are
+	// those and the negative ones).
+	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100000
 	// +required
-	Code int32 `json:"code"`
+	Code int32 `json:"code,omitempty"`
 	// phrase names the failure in status and events.
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +required
-	Phrase string `json:"phrase"`
+	Phrase string `json:"phrase,omitempty"`
 }
 
 // CodeRange is an inclusive range of codes.
 //
 // +kubebuilder:validation:XValidation:rule="self.min <= self.max",message="min must not exceed max"
 type CodeRange struct {
-	// min is the smallest code in the range.
-	// +kubebuilder:validation:Minimum=0
+	// min is the smallest code in the range (0, success, never fails).
+	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=255
 	// +required
-	Min int32 `json:"min"`
+	Min int32 `json:"min,omitempty"`
 	// max is the largest code in the range.
-	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=255
 	// +required
-	Max int32 `json:"max"`
+	Max int32 `json:"max,omitempty"`
 }
 
 // RetryPolicy retries a whole job: every pod is recreated in a new attempt.
@@ -286,7 +294,7 @@ type RetryPolicy struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10000
 	// +optional
-	MaxRetries int32 `json:"maxRetries,omitempty"`
+	MaxRetries *int32 `json:"maxRetries,omitempty"`
 
 	// policy is OnFailure (the default: retry attempts that failed) or
 	// Always (retry every ended attempt, even a successful one: a service
@@ -300,7 +308,7 @@ type RetryPolicy struct {
 	// 201, or a classification rule with conflict: true), so jobs that
 	// collided do not collide again at once. Default 60 to 900 seconds.
 	// +optional
-	ConflictDelaySeconds *DelayBounds `json:"conflictDelaySeconds,omitempty"`
+	ConflictDelaySeconds DelayBounds `json:"conflictDelaySeconds,omitzero"`
 }
 
 // RetryOn says which ended attempts are retried.
@@ -321,10 +329,10 @@ type DelayBounds struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=86400
 	// +required
-	Min int32 `json:"min"`
+	Min *int32 `json:"min,omitempty"`
 	// max is the longest delay.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=86400
 	// +required
-	Max int32 `json:"max"`
+	Max *int32 `json:"max,omitempty"`
 }

@@ -2,6 +2,7 @@ package v1alpha1
 
 // RunPolicy holds the policies of a job as a whole.
 //
+// +kubebuilder:validation:MinProperties=1
 // +kubebuilder:validation:XValidation:rule="!has(oldSelf.execution) || !has(self.execution) || oldSelf.execution == self.execution || oldSelf.execution == 'Create' || (oldSelf.execution == 'Start' && self.execution == 'Stop')",message="spec.run.execution may only go from Create to Start or Stop, or from Start to Stop"
 // +kubebuilder:validation:XValidation:rule="has(self.debug) == has(oldSelf.debug) && (!has(self.debug) || self.debug == oldSelf.debug)",message="spec.run.debug is immutable: set it when creating the job"
 type RunPolicy struct {
@@ -30,7 +31,7 @@ type RunPolicy struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=31536000
 	// +optional
-	ActiveDeadlineSeconds *int64 `json:"activeDeadlineSeconds,omitempty"`
+	ActiveDeadlineSeconds int64 `json:"activeDeadlineSeconds,omitempty"`
 
 	// ttlSecondsAfterFinished deletes the job, and with it its pods, this
 	// long after it finished. 0 deletes it at once; unset keeps it.
@@ -69,7 +70,7 @@ type DebugPolicy struct {
 	Command []string `json:"command,omitempty"`
 	// skipInitContainers leaves the init containers out.
 	// +optional
-	SkipInitContainers bool `json:"skipInitContainers,omitempty"`
+	SkipInitContainers *bool `json:"skipInitContainers,omitempty"`
 	// roles overrides the above per role.
 	// +listType=map
 	// +listMapKey=name
@@ -84,7 +85,7 @@ type RoleDebug struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=40
 	// +required
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 	// command replaces the role's container commands.
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=4096
@@ -93,7 +94,7 @@ type RoleDebug struct {
 	Command []string `json:"command,omitempty"`
 	// skipInitContainers leaves the role's init containers out.
 	// +optional
-	SkipInitContainers bool `json:"skipInitContainers,omitempty"`
+	SkipInitContainers *bool `json:"skipInitContainers,omitempty"`
 }
 
 // CleanPodPolicy says which pods are deleted when a job finishes.

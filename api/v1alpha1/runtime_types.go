@@ -14,6 +14,7 @@ type PyTorchRuntime struct {
 	// masterRole names the role whose task 0 is rank 0 and serves
 	// MASTER_ADDR. Defaults to the role named "master" if there is one, else
 	// to the first role.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=40
 	// +optional
 	MasterRole string `json:"masterRole,omitempty"`
@@ -23,7 +24,7 @@ type PyTorchRuntime struct {
 	// +kubebuilder:validation:Maximum=65535
 	// +kubebuilder:default=23456
 	// +optional
-	Port *int32 `json:"port,omitempty"`
+	Port int32 `json:"port,omitempty"`
 
 	// elastic runs the tasks of the scalable roles (spec.scaling.roles)
 	// under torchrun's elastic agent, as one world bounded by their
@@ -36,7 +37,7 @@ type PyTorchRuntime struct {
 type ElasticPolicy struct {
 	// rendezvous says where the agents meet. The default, a c10d store in a
 	// small pod of the job, survives the loss of any worker.
-	// +kubebuilder:default={}
+	// +kubebuilder:default={backend: c10d}
 	// +optional
 	Rendezvous Rendezvous `json:"rendezvous,omitzero"`
 
@@ -51,6 +52,7 @@ type ElasticPolicy struct {
 
 	// nprocPerNode is torchrun's --nproc-per-node: a number, or "gpu",
 	// "cpu" or "auto".
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=8
 	// +kubebuilder:validation:Pattern=`^([1-9][0-9]{0,3}|gpu|cpu|auto)$`
 	// +kubebuilder:default="1"
@@ -60,6 +62,7 @@ type ElasticPolicy struct {
 
 // Rendezvous configures torchrun's rendezvous.
 //
+// +kubebuilder:validation:MinProperties=1
 // +kubebuilder:validation:XValidation:rule="(has(self.store) && self.store == 'External') == has(self.endpoint)",message="endpoint is required with store External, and only then"
 // +kubebuilder:validation:XValidation:rule="!has(self.backend) || self.backend == 'c10d' || (has(self.store) && self.store == 'External')",message="the etcd and etcd-v2 backends need store External with an etcd endpoint"
 type Rendezvous struct {
@@ -82,6 +85,7 @@ type Rendezvous struct {
 	// +optional
 	Store RendezvousStore `json:"store,omitempty"`
 	// endpoint is host:port of an External store.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
@@ -90,7 +94,7 @@ type Rendezvous struct {
 	// +kubebuilder:validation:Maximum=65535
 	// +kubebuilder:default=29400
 	// +optional
-	Port *int32 `json:"port,omitempty"`
+	Port int32 `json:"port,omitempty"`
 	// lastCallTimeoutSeconds is how long a forming world waits for more
 	// agents once it has minReplicas (torch's default is 30 s, which every
 	// rescale and recovery pays; Muster's is 5 s).
@@ -98,13 +102,13 @@ type Rendezvous struct {
 	// +kubebuilder:validation:Maximum=3600
 	// +kubebuilder:default=5
 	// +optional
-	LastCallTimeoutSeconds *int32 `json:"lastCallTimeoutSeconds,omitempty"`
+	LastCallTimeoutSeconds int32 `json:"lastCallTimeoutSeconds,omitempty"`
 	// joinTimeoutSeconds bounds how long a world may take to form.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=86400
 	// +kubebuilder:default=600
 	// +optional
-	JoinTimeoutSeconds *int32 `json:"joinTimeoutSeconds,omitempty"`
+	JoinTimeoutSeconds int32 `json:"joinTimeoutSeconds,omitempty"`
 }
 
 // RendezvousBackend is torchrun's rendezvous backend.

@@ -14,7 +14,7 @@ type Scaling struct {
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=10000
 	// +required
-	Replicas int32 `json:"replicas"`
+	Replicas *int32 `json:"replicas,omitempty"`
 
 	// roles are the scalable roles, with their bounds.
 	// +listType=map
@@ -22,7 +22,7 @@ type Scaling struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=8
 	// +required
-	Roles []ScalingRole `json:"roles"`
+	Roles []ScalingRole `json:"roles,omitempty"`
 
 	// belowMinTimeoutSeconds is how long an elastic world may have fewer
 	// than its minReplicas running tasks (workers lost and not yet
@@ -33,12 +33,12 @@ type Scaling struct {
 	// +kubebuilder:validation:Maximum=86400
 	// +kubebuilder:default=600
 	// +optional
-	BelowMinTimeoutSeconds *int32 `json:"belowMinTimeoutSeconds,omitempty"`
+	BelowMinTimeoutSeconds int32 `json:"belowMinTimeoutSeconds,omitempty"`
 
 	// autoscaling resizes the scalable roles by measured training
 	// throughput.
 	// +optional
-	Autoscaling *AutoscalingPolicy `json:"autoscaling,omitempty"`
+	Autoscaling AutoscalingPolicy `json:"autoscaling,omitzero"`
 }
 
 // ScalingRole bounds one scalable role.
@@ -49,7 +49,7 @@ type ScalingRole struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=40
 	// +required
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
 	// minReplicas is the fewest tasks the role may have; an elastic world
 	// runs with no fewer than their sum.
@@ -60,10 +60,10 @@ type ScalingRole struct {
 	MinReplicas *int32 `json:"minReplicas,omitempty"`
 
 	// maxReplicas is the most tasks the role may have.
-	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=10000
 	// +required
-	MaxReplicas int32 `json:"maxReplicas"`
+	MaxReplicas int32 `json:"maxReplicas,omitempty"`
 
 	// weight is the role's share of the tasks above every role's minimum
 	// (default 1), e.g. 3 on an on-demand pool and 1 on a spot pool.
@@ -71,7 +71,7 @@ type ScalingRole struct {
 	// +kubebuilder:validation:Maximum=100
 	// +kubebuilder:default=1
 	// +optional
-	Weight *int32 `json:"weight,omitempty"`
+	Weight int32 `json:"weight,omitempty"`
 }
 
 // AutoscalingPolicy resizes the scalable roles by measured training
@@ -82,28 +82,29 @@ type AutoscalingPolicy struct {
 	// metric says where the job's throughput, in samples per second for
 	// the whole job, comes from.
 	// +required
-	Metric ThroughputMetric `json:"metric"`
+	Metric ThroughputMetric `json:"metric,omitzero"`
 	// step is how many workers each step adds.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	// +kubebuilder:default=1
 	// +optional
-	Step *int32 `json:"step,omitempty"`
+	Step int32 `json:"step,omitempty"`
 	// samplesPerSize is how many samples each size is judged on.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=20
 	// +kubebuilder:default=3
 	// +optional
-	SamplesPerSize *int32 `json:"samplesPerSize,omitempty"`
-	// minGainPercent: a step pays off when each added worker brings at
-	// least this percentage of an average worker's throughput before it.
+	SamplesPerSize int32 `json:"samplesPerSize,omitempty"`
+	// minGainPercent is how much a step must pay off: each added worker
+	// must bring at least this percentage of an average worker's throughput
+	// before it.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100
 	// +kubebuilder:default=50
 	// +optional
-	MinGainPercent *int32 `json:"minGainPercent,omitempty"`
-	// settleSeconds: samples taken this soon after a resize are ignored,
-	// the world is still re-forming.
+	MinGainPercent int32 `json:"minGainPercent,omitempty"`
+	// settleSeconds is how long after a resize samples are ignored: the
+	// world is still re-forming.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=3600
 	// +kubebuilder:default=30
@@ -114,24 +115,26 @@ type AutoscalingPolicy struct {
 	// +kubebuilder:validation:Maximum=3600
 	// +kubebuilder:default=10
 	// +optional
-	IntervalSeconds *int32 `json:"intervalSeconds,omitempty"`
+	IntervalSeconds int32 `json:"intervalSeconds,omitempty"`
 }
 
 // ThroughputMetric says where throughput is read: a log line or a metrics
 // endpoint.
 //
 // +kubebuilder:validation:XValidation:rule="has(self.logRegex) != has(self.endpoint)",message="set exactly one of logRegex and endpoint"
+// +kubebuilder:validation:MinProperties=1
 type ThroughputMetric struct {
 	// logRegex is a regular expression whose first group is the job's
 	// samples per second, e.g. "samples/s=([0-9.]+)". The newest matching
 	// line of the scalable roles' pods' logs is the sample.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	LogRegex string `json:"logRegex,omitempty"`
 	// endpoint is a Prometheus text endpoint every scalable pod serves; the
 	// named gauge, summed over the pods, is the sample.
 	// +optional
-	Endpoint *MetricEndpoint `json:"endpoint,omitempty"`
+	Endpoint MetricEndpoint `json:"endpoint,omitzero"`
 }
 
 // MetricEndpoint is an HTTP endpoint of the training pods.
@@ -140,10 +143,11 @@ type MetricEndpoint struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	// +required
-	Port int32 `json:"port"`
+	Port int32 `json:"port,omitempty"`
 	// path of the endpoint: an absolute path, with no host, query or
 	// fragment.
 	// +kubebuilder:default=/metrics
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=256
 	// +kubebuilder:validation:Pattern=`^/[A-Za-z0-9/_.~-]*$`
 	// +optional
@@ -153,5 +157,5 @@ type MetricEndpoint struct {
 	// +kubebuilder:validation:MaxLength=128
 	// +kubebuilder:validation:Pattern=`^[a-zA-Z_:][a-zA-Z0-9_:]*$`
 	// +required
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 }

@@ -7,6 +7,7 @@ import (
 
 // JobPhase is a one-word summary of a job for people. Programs should read
 // the conditions.
+// +kubebuilder:validation:MaxLength=16
 type JobPhase string
 
 // Job phases. See docs/state-machine.md for the transitions.
@@ -20,6 +21,7 @@ const (
 )
 
 // TaskState is the state of one task.
+// +kubebuilder:validation:MaxLength=16
 type TaskState string
 
 // Task states.
@@ -44,7 +46,17 @@ const (
 )
 
 // TrainingJobStatus is the observed state of a TrainingJob.
+//
+// +kubebuilder:validation:MinProperties=1
 type TrainingJobStatus struct {
+	// conditions are Created, Running, Restarting, Suspended, Succeeded
+	// and Failed.
+	// +listType=map
+	// +listMapKey=type
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
 	// phase is a one-word summary for people.
 	// +optional
 	Phase JobPhase `json:"phase,omitempty"`
@@ -56,10 +68,12 @@ type TrainingJobStatus struct {
 
 	// selector selects the pods of the scalable role, for the /scale
 	// subresource.
+	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	Selector string `json:"selector,omitempty"`
 
 	// ready is "<running>/<desired>" tasks, for display.
+	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	Ready string `json:"ready,omitempty"`
 
@@ -67,14 +81,6 @@ type TrainingJobStatus struct {
 	// from.
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
-
-	// conditions are Created, Running, Restarting, Suspended, Succeeded
-	// and Failed.
-	// +listType=map
-	// +listMapKey=type
-	// +kubebuilder:validation:MaxItems=16
-	// +optional
-	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// startTime is when the job last started or resumed; the active
 	// deadline counts from it.
@@ -162,8 +168,10 @@ type RestartCounts struct {
 // RoleStatus is the state of one role.
 type RoleStatus struct {
 	// name of the role.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=40
 	// +required
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 	// replicas is the number of tasks the role should have.
 	// +optional
 	Replicas int32 `json:"replicas"`
@@ -196,6 +204,7 @@ type TaskStatus struct {
 	// +optional
 	State TaskState `json:"state,omitempty"`
 	// pod is the name of the task's pod.
+	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Pod string `json:"pod,omitempty"`
 	// podUID is the UID of the pod instance this status describes.
@@ -227,15 +236,18 @@ type ExitStatus struct {
 	// +optional
 	Code int32 `json:"code"`
 	// reason is the container's or pod's reason, e.g. OOMKilled, Evicted.
+	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// message is the container's or pod's message, truncated.
+	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Message string `json:"message,omitempty"`
 	// podUID is the UID of the pod instance that ended.
 	// +optional
 	PodUID types.UID `json:"podUID,omitempty"`
 	// container is the name of the container the code comes from.
+	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Container string `json:"container,omitempty"`
 	// completionCode classifies how the pod ended (see docs/failures.md):
@@ -244,6 +256,7 @@ type ExitStatus struct {
 	// +optional
 	CompletionCode int32 `json:"completionCode,omitempty"`
 	// phrase names completionCode, e.g. ContainerOOMKilled.
+	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	Phrase string `json:"phrase,omitempty"`
 	// attributes qualify a failure: Transient (a retry should end
@@ -251,9 +264,11 @@ type ExitStatus struct {
 	// contention). None means unknown.
 	// +kubebuilder:validation:MaxItems=4
 	// +listType=atomic
+	// +kubebuilder:validation:items:MaxLength=16
 	// +optional
 	Attributes []string `json:"attributes,omitempty"`
 	// diagnostics lists the observed fields that decided completionCode.
+	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Diagnostics string `json:"diagnostics,omitempty"`
 	// finishedAt is when the pod ended.
@@ -265,9 +280,11 @@ type ExitStatus struct {
 // long it has had too few of them.
 type ElasticStatus struct {
 	// endpoint is what the agents connect to.
+	// +kubebuilder:validation:MaxLength=512
 	// +optional
 	Endpoint string `json:"endpoint,omitempty"`
 	// storePod is the job's dedicated store pod, if it has one.
+	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	StorePod string `json:"storePod,omitempty"`
 	// storeRestarts counts the times the store pod was replaced.
@@ -283,13 +300,16 @@ type ElasticStatus struct {
 // CompletionStatus says why a job finished.
 type CompletionStatus struct {
 	// reason is a CamelCase word, the same as the final condition's.
+	// +kubebuilder:validation:MaxLength=128
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// message says what triggered the end, e.g. "SucceededTaskCount 1 has
 	// reached MinSucceededTaskCount 1 in role master".
+	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Message string `json:"message,omitempty"`
 	// role is the role of the task that triggered the end, if one did.
+	// +kubebuilder:validation:MaxLength=40
 	// +optional
 	Role string `json:"role,omitempty"`
 	// index is the index of the task that triggered the end, if one did.
@@ -304,14 +324,17 @@ type CompletionStatus struct {
 	// +optional
 	Code *int32 `json:"code,omitempty"`
 	// phrase names code.
+	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	Phrase string `json:"phrase,omitempty"`
 	// attributes qualify a failure: Transient, Permanent, Conflict.
 	// +kubebuilder:validation:MaxItems=4
 	// +listType=atomic
+	// +kubebuilder:validation:items:MaxLength=16
 	// +optional
 	Attributes []string `json:"attributes,omitempty"`
 	// diagnostics lists the observed fields that decided code.
+	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Diagnostics string `json:"diagnostics,omitempty"`
 }
@@ -367,7 +390,7 @@ type SizeThroughput struct {
 	// replicas is the size.
 	// +required
 	Replicas int32 `json:"replicas"`
-	// samples, in samples per second.
+	// samples are what was measured, in samples per second.
 	// +kubebuilder:validation:MaxItems=20
 	// +kubebuilder:validation:items:MaxLength=32
 	// +listType=atomic

@@ -31,11 +31,11 @@ type TrainingJob struct {
 
 	// spec is what the user asks for.
 	// +required
-	Spec TrainingJobSpec `json:"spec"`
+	Spec TrainingJobSpec `json:"spec,omitzero"`
 
 	// status is what the operator observed and decided.
 	// +optional
-	Status TrainingJobStatus `json:"status,omitempty"`
+	Status TrainingJobStatus `json:"status,omitempty,omitzero"`
 }
 
 // TrainingJobSpec is the desired state of a TrainingJob. It has one section
@@ -67,7 +67,7 @@ type TrainingJobSpec struct {
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=16
 	// +required
-	Roles []Role `json:"roles"`
+	Roles []Role `json:"roles,omitempty"`
 
 	// scaling makes some roles scalable: spec.scaling.replicas sizes them
 	// together within their bounds, and it is the job's /scale
@@ -75,18 +75,18 @@ type TrainingJobSpec struct {
 	// throughput autoscaler). An elastic PyTorch job's scalable roles are
 	// its elastic world.
 	// +optional
-	Scaling *Scaling `json:"scaling,omitempty"`
+	Scaling Scaling `json:"scaling,omitzero"`
 
 	// failurePolicy says what happens when a pod fails: how failures are
 	// classified, which rules act on them, and the one restart budget every
 	// restart is counted against.
-	// +kubebuilder:default={}
+	// +kubebuilder:default={backoffLimit: 3}
 	// +optional
 	FailurePolicy FailurePolicy `json:"failurePolicy,omitzero"`
 
 	// run holds the policies of the job as a whole: execution, suspension,
 	// deadlines and clean-up.
-	// +kubebuilder:default={}
+	// +kubebuilder:default={execution: Start}
 	// +optional
 	Run RunPolicy `json:"run,omitzero"`
 }
@@ -100,7 +100,7 @@ type Role struct {
 	// +kubebuilder:validation:MaxLength=40
 	// +kubebuilder:validation:Pattern=`^[a-z]([-a-z0-9]*[a-z0-9])?$`
 	// +required
-	Name string `json:"name"`
+	Name string `json:"name,omitempty"`
 
 	// replicas is the number of tasks of the role, 1 when unset. A
 	// scalable role (one named in spec.scaling.roles) leaves it unset:
@@ -129,11 +129,11 @@ type Role struct {
 	// +optional
 	RestartPolicy RestartPolicy `json:"restartPolicy,omitempty"`
 
-	// gracefulDeletionTimeoutSeconds: when set, a pod of the role still
-	// terminating this long after its deletion was asked is force-deleted,
-	// so its replacement can start even if its node is gone (availability
-	// over consistency: the old process may still run). Unset, pods are
-	// never force-deleted and a task never has two pods.
+	// gracefulDeletionTimeoutSeconds is, when set, how long a pod of the role
+	// may stay terminating after its deletion was asked: then it is
+	// force-deleted, so its replacement can start even if its node is gone
+	// (availability over consistency: the old process may still run).
+	// Unset, pods are never force-deleted and a task never has two pods.
 	// +kubebuilder:validation:Minimum=0
 	// +kubebuilder:validation:Maximum=604800
 	// +optional
@@ -158,8 +158,9 @@ type Role struct {
 	// placeholders {{MUSTER_JOB_NAMESPACE}}, {{MUSTER_JOB_NAME}},
 	// {{MUSTER_JOB_UID}}, {{MUSTER_ROLE_NAME}}, {{MUSTER_TASK_INDEX}},
 	// {{MUSTER_ATTEMPT_ID}}, {{MUSTER_TASK_ATTEMPT}} and {{MUSTER_POD_NAME}}.
+	// +kubebuilder:validation:MinProperties=1
 	// +required
-	Template corev1.PodTemplateSpec `json:"template"`
+	Template corev1.PodTemplateSpec `json:"template,omitempty,omitzero"`
 }
 
 // Dependency names a role and the state it must reach.
@@ -168,7 +169,7 @@ type Dependency struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=40
 	// +required
-	Role string `json:"role"`
+	Role string `json:"role,omitempty"`
 	// when is the state every task of that role must have reached: Running
 	// (each task runs, or has succeeded) or Succeeded.
 	// +kubebuilder:default=Running
@@ -201,15 +202,15 @@ const (
 // CompletionPolicy ends the job from the tasks of one role. A value below 1
 // disables that rule.
 type CompletionPolicy struct {
-	// minSucceeded: the job succeeds once this many tasks of the role have
-	// succeeded.
+	// minSucceeded is how many tasks of the role must succeed for the job
+	// to succeed.
 	// +kubebuilder:validation:Minimum=-1
 	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	MinSucceeded *int32 `json:"minSucceeded,omitempty"`
 
-	// minFailed: the job fails once this many tasks of the role have failed
-	// for good (no restart left).
+	// minFailed is how many tasks of the role must fail for good (no
+	// restart left) for the job to fail.
 	// +kubebuilder:validation:Minimum=-1
 	// +kubebuilder:validation:Maximum=10000
 	// +optional

@@ -1,9 +1,9 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -55,7 +55,7 @@ func NewAutoscaler(c client.Client, cs kubernetes.Interface, recorder events.Eve
 	return &Autoscaler{
 		client: c, recorder: recorder, clock: clock.RealClock{}, lastRead: map[types.UID]time.Time{},
 		last:   map[types.UID]autoscale.State{},
-		reader: &throughputReader{cs: cs, http: &http.Client{Timeout: 2 * time.Second}},
+		reader: &throughputReader{cs: cs, http: newMetricsClient()},
 	}
 }
 
@@ -73,7 +73,7 @@ func (a *Autoscaler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	p := job.Spec.Scaling.Autoscaling
 	log := ctrl.LoggerFrom(ctx).WithValues("trainingJob", klog.KObj(job))
-	interval := time.Duration(ptr.Deref(p.IntervalSeconds, 10)) * time.Second
+	interval := time.Duration(cmp.Or(p.IntervalSeconds, 10)) * time.Second
 	state := a.stateFor(job)
 	if state.Phase != autoscale.PhaseStopped {
 		obs, err := a.observe(ctx, job)
@@ -125,13 +125,13 @@ func (a *Autoscaler) stateFor(job *musterv1.TrainingJob) autoscale.State {
 // active is whether a job is running and not held.
 func active(job *musterv1.TrainingJob) bool {
 	return job.DeletionTimestamp == nil && !ptr.Deref(job.Spec.Run.Suspend, false) &&
-		!job.Status.Finished() && job.Spec.Scaling != nil && job.Spec.Scaling.Autoscaling != nil
+		!job.Status.Finished() && plan.Autoscales(job)
 }
 
 // observe counts the elastic role's pods and reads a new sample.
 func (a *Autoscaler) observe(ctx context.Context, job *musterv1.TrainingJob) (autoscale.Observation, error) {
 	now := a.clock.Now()
-	obs := autoscale.Observation{Now: now, SpecReplicas: job.Spec.Scaling.Replicas}
+	obs := autoscale.Observation{Now: now, SpecReplicas: ptr.Deref(job.Spec.Scaling.Replicas, 0)}
 	var list corev1.PodList
 	if err := a.client.List(ctx, &list, client.InNamespace(job.Namespace), client.MatchingLabels{
 		musterv1.LabelJobName: job.Name,
@@ -159,7 +159,7 @@ func (a *Autoscaler) observe(ctx context.Context, job *musterv1.TrainingJob) (au
 	a.lastRead[job.UID] = now
 	a.mu.Unlock()
 	if !ok {
-		since = now.Add(-time.Duration(ptr.Deref(job.Spec.Scaling.Autoscaling.IntervalSeconds, 10)) * time.Second)
+		since = now.Add(-time.Duration(cmp.Or(job.Spec.Scaling.Autoscaling.IntervalSeconds, 10)) * time.Second)
 	}
 	sample, err := a.reader.read(ctx, job.Spec.Scaling.Autoscaling.Metric, running, since)
 	obs.Sample = sample
@@ -179,7 +179,7 @@ func (a *Autoscaler) writeStatus(ctx context.Context, job *musterv1.TrainingJob,
 func (a *Autoscaler) SetupWithManager(mgr ctrl.Manager) error {
 	wants := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		job, ok := o.(*musterv1.TrainingJob)
-		return ok && job.Spec.Scaling != nil && job.Spec.Scaling.Autoscaling != nil
+		return ok && plan.Autoscales(job)
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1.TrainingJob{}, builder.WithPredicates(wants, predicate.GenerationChangedPredicate{})).
@@ -190,8 +190,8 @@ func (a *Autoscaler) SetupWithManager(mgr ctrl.Manager) error {
 func configOf(job *musterv1.TrainingJob) autoscale.Config {
 	p := job.Spec.Scaling.Autoscaling
 	cfg := autoscale.Config{
-		Step: ptr.Deref(p.Step, 1), SamplesPerSize: ptr.Deref(p.SamplesPerSize, 3),
-		MinGain: float64(ptr.Deref(p.MinGainPercent, 50)) / 100, SettleSeconds: ptr.Deref(p.SettleSeconds, 30),
+		Step: cmp.Or(p.Step, 1), SamplesPerSize: cmp.Or(p.SamplesPerSize, 3),
+		MinGain: float64(cmp.Or(p.MinGainPercent, 50)) / 100, SettleSeconds: ptr.Deref(p.SettleSeconds, 30),
 	}
 	// The scalable roles are sized together: their bounds add up.
 	for _, r := range job.Spec.Scaling.Roles {

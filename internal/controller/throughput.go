@@ -2,11 +2,14 @@ package controller
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,26 +30,53 @@ type throughputReader struct {
 
 // read returns the newest sample the pods reported since since, or nil.
 func (t *throughputReader) read(ctx context.Context, m musterv1.ThroughputMetric, pods []*corev1.Pod, since time.Time) (*float64, error) {
-	if m.Endpoint != nil {
-		return t.scrape(ctx, m.Endpoint, pods)
+	if m.Endpoint.Port != 0 {
+		return t.scrape(ctx, &m.Endpoint, pods)
 	}
 	re, err := regexp.Compile(m.LogRegex)
 	if err != nil {
-		return nil, fmt.Errorf("spec.autoscaling.metric.logRegex: %w", err)
+		// Admission rejects such a job; one that came in without the
+		// webhook is told so in the autoscaler's status.
+		return nil, fmt.Errorf("spec.scaling.autoscaling.metric.logRegex: %w", err)
 	}
 	var newest *float64
 	for _, pod := range pods {
-		st := metav1.NewTime(since)
-		rc, err := t.cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{SinceTime: &st}).Stream(ctx)
-		if err != nil {
-			continue // a pod starting or going away has no logs to read
-		}
-		if v := lastMatch(rc, re); v != nil {
+		if v := t.readLog(ctx, pod, re, since); v != nil {
 			newest = v // the job-wide rate comes from one rank; any pod's newest line will do
 		}
-		_ = rc.Close()
 	}
 	return newest, nil
+}
+
+// readLog reads what pod logged since since, bounded in time and size so
+// that one slow or chatty pod cannot hold up the autoscaler.
+func (t *throughputReader) readLog(ctx context.Context, pod *corev1.Pod, re *regexp.Regexp, since time.Time) *float64 {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	st := metav1.NewTime(since)
+	opts := &corev1.PodLogOptions{SinceTime: &st, LimitBytes: new(int64(maxReadBytes))}
+	rc, err := t.cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
+	if err != nil {
+		return nil // a pod starting or going away has no logs to read
+	}
+	defer func() { _ = rc.Close() }()
+	return lastMatch(rc, re)
+}
+
+// readTimeout and maxReadBytes bound one read of a pod's log or metrics.
+const (
+	readTimeout  = 5 * time.Second
+	maxReadBytes = 4 << 20
+)
+
+// newMetricsClient is the HTTP client that scrapes pods' metrics
+// endpoints. It follows no redirect: a pod must not be able to send the
+// operator's request anywhere else.
+func newMetricsClient() *http.Client {
+	return &http.Client{
+		Timeout:       2 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
 }
 
 // lastMatch is the value of re's first group on the last matching line.
@@ -74,12 +104,10 @@ func (t *throughputReader) scrape(ctx context.Context, e *musterv1.MetricEndpoin
 		if pod.Status.PodIP == "" {
 			continue
 		}
-		path := e.Path
-		if path == "" {
-			path = "/metrics"
-		}
-		url := fmt.Sprintf("http://%s:%d%s", pod.Status.PodIP, e.Port, path)
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		// Built as a URL, never as a string: the path cannot name another
+		// host (admission also allows only a plain absolute path).
+		u := url.URL{Scheme: "http", Host: net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(e.Port))), Path: cmp.Or(e.Path, "/metrics")}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -87,7 +115,11 @@ func (t *throughputReader) scrape(ctx context.Context, e *musterv1.MetricEndpoin
 		if err != nil {
 			continue
 		}
-		v, ok := gauge(resp.Body, e.Name)
+		var v float64
+		ok := false
+		if resp.StatusCode == http.StatusOK {
+			v, ok = gauge(io.LimitReader(resp.Body, maxReadBytes), e.Name)
+		}
 		_ = resp.Body.Close()
 		if ok {
 			sum, found = sum+v, true

@@ -1,9 +1,20 @@
 package controller
 
 import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 )
 
 func TestLastMatch(t *testing.T) {
@@ -39,5 +50,42 @@ other 3
 	}
 	if _, ok := gauge(strings.NewReader(text), "missing"); ok {
 		t.Error("a missing gauge is not found")
+	}
+}
+
+// A pod's metrics endpoint cannot send the operator elsewhere: redirects
+// are not followed, and the path never changes the host.
+func TestScrapeFollowsNoRedirect(t *testing.T) {
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "samples 100\n")
+	}))
+	defer elsewhere.Close()
+	var paths []string
+	pod := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		paths = append(paths, r.URL.Path)
+		if r.URL.Path == "/metrics" {
+			_, _ = io.WriteString(w, "samples 7\n")
+			return
+		}
+		http.Redirect(w, r, elsewhere.URL+"/metrics", http.StatusFound)
+	}))
+	defer pod.Close()
+	u, _ := url.Parse(pod.URL)
+	host, port, _ := net.SplitHostPort(u.Host)
+	n, _ := strconv.Atoi(port)
+	pods := []*corev1.Pod{{Status: corev1.PodStatus{PodIP: host}}}
+	reader := &throughputReader{http: newMetricsClient()}
+
+	got, err := reader.scrape(context.Background(), &musterv1.MetricEndpoint{Port: int32(n), Path: "/metrics", Name: "samples"}, pods)
+	if err != nil || got == nil || *got != 7 {
+		t.Fatalf("the pod's own endpoint: %v, %v", got, err)
+	}
+	got, err = reader.scrape(context.Background(), &musterv1.MetricEndpoint{Port: int32(n), Path: "/moved", Name: "samples"}, pods)
+	if err != nil || got != nil {
+		t.Fatalf("a redirect must not be followed: got %v, %v", got, err)
+	}
+	got, _ = reader.scrape(context.Background(), &musterv1.MetricEndpoint{Port: int32(n), Path: "@" + strings.TrimPrefix(elsewhere.URL, "http://") + "/metrics", Name: "samples"}, pods)
+	if got != nil || paths[len(paths)-1] != "/@"+strings.TrimPrefix(elsewhere.URL, "http://")+"/metrics" {
+		t.Fatalf("the path stays a path on the pod: got %v, paths %v", got, paths)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/policy"
@@ -48,7 +49,7 @@ func (p *planner) retry() bool {
 		return false
 	}
 	d := policy.ShouldRetry(
-		policy.RetryPolicy{MaxRetries: r.MaxRetries, Always: r.Policy == musterv1.RetryAlways, ClassifyFailures: p.classify},
+		policy.RetryPolicy{MaxRetries: ptr.Deref(r.MaxRetries, 0), Always: r.Policy == musterv1.RetryAlways, ClassifyFailures: p.classify},
 		policy.RetryStatus{Total: p.status.Retries.Total, Accountable: p.status.Retries.Accountable},
 		completionOf(o))
 	if !d.Retry {
@@ -89,13 +90,11 @@ func (p *planner) holdForDelay() bool {
 }
 
 func conflictDelay(r *musterv1.RetryPolicy) policy.DelayRange {
-	if r.ConflictDelaySeconds == nil {
+	d := r.ConflictDelaySeconds
+	if d.Min == nil || d.Max == nil {
 		return policy.DelayRange{Min: policy.DefaultConflictDelayMin, Max: policy.DefaultConflictDelayMax}
 	}
-	return policy.DelayRange{
-		Min: time.Duration(r.ConflictDelaySeconds.Min) * time.Second,
-		Max: time.Duration(r.ConflictDelaySeconds.Max) * time.Second,
-	}
+	return policy.DelayRange{Min: time.Duration(*d.Min) * time.Second, Max: time.Duration(*d.Max) * time.Second}
 }
 
 // random is a source seeded by the job and its attempt: replanning the same
@@ -115,9 +114,9 @@ func (p *planner) newAttempt() {
 	r := p.restart
 	ended := musterv1.AttemptStatus{ID: p.status.Attempt, StartTime: p.attemptStart(), CompletionTime: new(p.now)}
 	if p.outcome != nil {
-		ended.Completion = new(p.outcome.Completion)
+		ended.Completion = new(bounded(p.outcome.Completion))
 	} else {
-		ended.Completion = &musterv1.CompletionStatus{Reason: musterv1.ReasonJobRestarting, Message: r.message}
+		ended.Completion = new(bounded(musterv1.CompletionStatus{Reason: musterv1.ReasonJobRestarting, Message: r.message}))
 	}
 	p.status.Attempts = append(p.status.Attempts, ended)
 	if n := len(p.status.Attempts); n > maxAttemptHistory {

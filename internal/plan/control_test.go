@@ -22,9 +22,9 @@ func TestDebugReplacesCommands(t *testing.T) {
 		wantInit    int
 	}{
 		"default is sleep inf":        {debug: musterv1.DebugPolicy{}, role: "worker", wantCommand: []string{"sleep", "inf"}, wantInit: 1},
-		"job-wide command, skip init": {debug: musterv1.DebugPolicy{Command: []string{"bash"}, SkipInitContainers: true}, role: "worker", wantCommand: []string{"bash"}},
+		"job-wide command, skip init": {debug: musterv1.DebugPolicy{Command: []string{"bash"}, SkipInitContainers: new(true)}, role: "worker", wantCommand: []string{"bash"}},
 		"the role's own settings win": {
-			debug: musterv1.DebugPolicy{Command: []string{"bash"}, Roles: []musterv1.RoleDebug{{Name: "master", Command: []string{"sleep", "600"}, SkipInitContainers: true}}},
+			debug: musterv1.DebugPolicy{Command: []string{"bash"}, Roles: []musterv1.RoleDebug{{Name: "master", Command: []string{"sleep", "600"}, SkipInitContainers: new(true)}}},
 			role:  "master", wantCommand: []string{"sleep", "600"},
 		},
 	}

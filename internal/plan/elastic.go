@@ -44,8 +44,8 @@ func (p *planner) checkElasticSize(roles []musterv1.RoleStatus) {
 		es.BelowMinSince = new(metav1.NewTime(p.now.Time))
 	}
 	timeout := defaultBelowMinTimeout
-	if t := p.job.Spec.Scaling.BelowMinTimeoutSeconds; t != nil {
-		timeout = time.Duration(*t) * time.Second
+	if t := p.job.Spec.Scaling.BelowMinTimeoutSeconds; t > 0 {
+		timeout = time.Duration(t) * time.Second
 	}
 	if left := es.BelowMinSince.Add(timeout).Sub(p.now.Time); left > 0 {
 		p.requeue(left)

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 
@@ -100,10 +101,7 @@ func staticPyTorchEnv(t taskRef, pt *musterv1.PyTorchRuntime) []corev1.EnvVar {
 		// record to exist.
 		addr = "localhost"
 	}
-	port := musterv1.DefaultPyTorchPort
-	if pt.Port != nil {
-		port = *pt.Port
-	}
+	port := cmp.Or(pt.Port, musterv1.DefaultPyTorchPort)
 	return []corev1.EnvVar{
 		{Name: "MASTER_ADDR", Value: addr},
 		{Name: "MASTER_PORT", Value: strconv.Itoa(int(port))},
@@ -138,13 +136,9 @@ func elasticEnv(t taskRef, e *musterv1.ElasticPolicy) []corev1.EnvVar {
 		backend = "c10d"
 	}
 	endpoint, client := rendezvousEndpoint(t.job, e, t.role.Name, t.index)
-	lastCall, join := int32(5), int32(600)
-	if v := e.Rendezvous.LastCallTimeoutSeconds; v != nil {
-		lastCall = *v
-	}
-	if v := e.Rendezvous.JoinTimeoutSeconds; v != nil {
-		join = *v
-	}
+	// Unset only where the API server's defaults never ran (unit tests).
+	lastCall := cmp.Or(e.Rendezvous.LastCallTimeoutSeconds, 5)
+	join := cmp.Or(e.Rendezvous.JoinTimeoutSeconds, 600)
 	conf := fmt.Sprintf("last_call_timeout=%d,join_timeout=%d", lastCall, join)
 	if client && backend == "c10d" {
 		conf += ",is_host=false"

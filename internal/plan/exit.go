@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/policy"
@@ -110,7 +111,19 @@ func classify(out *musterv1.ExitStatus, c policy.Completion) {
 // default).
 func classifies(job *musterv1.TrainingJob) bool {
 	c := job.Spec.FailurePolicy.Classification
-	return c == nil || !c.Disabled
+	return c == nil || !ptr.Deref(c.Disabled, false)
+}
+
+// maxCompletionMessageLen bounds status.completion.message, which may
+// carry every field error of an invalid spec.
+const maxCompletionMessageLen = 1024
+
+// bounded is c with its message cut to what status allows.
+func bounded(c musterv1.CompletionStatus) musterv1.CompletionStatus {
+	if len(c.Message) > maxCompletionMessageLen {
+		c.Message = c.Message[:maxCompletionMessageLen-3] + "..."
+	}
+	return c
 }
 
 func truncate(s string) string {

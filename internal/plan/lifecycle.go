@@ -15,7 +15,7 @@ func (p *planner) finish() {
 	o := p.outcome
 	p.res.CreatePods = nil
 	p.status.CompletionTime = new(p.now)
-	p.status.Completion = &o.Completion
+	p.status.Completion = new(bounded(o.Completion))
 	cond, reason := musterv1.ConditionFailed, o.Completion.Reason
 	if o.Succeeded {
 		cond = musterv1.ConditionSucceeded

@@ -207,17 +207,17 @@ func (p *planner) run() {
 
 func (p *planner) checkDeadline() {
 	d := p.job.Spec.Run.ActiveDeadlineSeconds
-	if d == nil || p.outcome != nil {
+	if d == 0 || p.outcome != nil {
 		return
 	}
-	deadline := p.status.StartTime.Add(time.Duration(*d) * time.Second)
+	deadline := p.status.StartTime.Add(time.Duration(d) * time.Second)
 	if left := deadline.Sub(p.now.Time); left > 0 {
 		p.requeue(left)
 		return
 	}
 	p.fail(musterv1.CompletionStatus{
 		Reason:  musterv1.ReasonDeadlineExceeded,
-		Message: "the job was active longer than spec.run.activeDeadlineSeconds (" + strconv.FormatInt(*d, 10) + "s)",
+		Message: "the job was active longer than spec.run.activeDeadlineSeconds (" + strconv.FormatInt(d, 10) + "s)",
 	})
 }
 

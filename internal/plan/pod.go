@@ -118,13 +118,13 @@ func applyDebug(d *musterv1.DebugPolicy, role string, spec *corev1.PodSpec) {
 	if d == nil {
 		return
 	}
-	command, skipInit := d.Command, d.SkipInitContainers
+	command, skipInit := d.Command, ptr.Deref(d.SkipInitContainers, false)
 	for _, r := range d.Roles {
 		if r.Name == role {
 			if len(r.Command) > 0 {
 				command = r.Command
 			}
-			skipInit = skipInit || r.SkipInitContainers
+			skipInit = skipInit || ptr.Deref(r.SkipInitContainers, false)
 		}
 	}
 	if len(command) == 0 {

@@ -182,7 +182,7 @@ func (p *planner) checkPending(role *musterv1.Role, ts *musterv1.TaskStatus, pod
 	if !ok {
 		return
 	}
-	timeout := ptr.Deref(p.job.Spec.FailurePolicy.Rules[i].TimeoutSeconds, 0)
+	timeout := p.job.Spec.FailurePolicy.Rules[i].TimeoutSeconds
 	due := pod.CreationTimestamp.Add(time.Duration(timeout) * time.Second)
 	if left := due.Sub(p.now.Time); left > 0 {
 		p.requeue(left)

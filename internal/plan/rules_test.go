@@ -70,7 +70,7 @@ func TestStaticPyTorchRestartsTheWholeGang(t *testing.T) {
 
 func TestJobRetryPolicy(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
-	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: 1}
+	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: new(int32(1))}
 	w := newWorld(t, job)
 	w.runAll()
 	w.exit("j-w-0", 1)
@@ -92,7 +92,7 @@ func TestJobRetryPolicy(t *testing.T) {
 
 func TestTransientFailuresRetryTheJobWithoutCounting(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
-	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: 0}
+	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: new(int32(0))}
 	w := newWorld(t, job)
 	w.runAll()
 	w.pods["j-w-0"].Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}
@@ -136,7 +136,7 @@ func TestTaskCompletedCompletesTheJob(t *testing.T) {
 
 func TestExitCodeRuleOverridesRestartPolicy(t *testing.T) {
 	w := newWorld(t, ruleJob(
-		musterv1.FailureRule{OnExitCodes: &musterv1.ExitCodeMatch{Operator: musterv1.ExitCodeIn, Values: []int32{3}}, Roles: []string{"trainer"}, Action: musterv1.ActionRestartTask},
+		musterv1.FailureRule{OnExitCodes: musterv1.ExitCodeMatch{Operator: musterv1.ExitCodeIn, Values: []int32{3}}, Roles: []string{"trainer"}, Action: musterv1.ActionRestartTask},
 		on(events(musterv1.EventPodFailed), musterv1.ActionRestartJob),
 	))
 	w.runAll()
@@ -209,7 +209,7 @@ func TestGracefulDeletionTimeoutForcesDeletion(t *testing.T) {
 
 func TestPodPendingTimeout(t *testing.T) {
 	rule := on(events(musterv1.EventPodPending), musterv1.ActionRestartTask)
-	rule.TimeoutSeconds = new(int32(120))
+	rule.TimeoutSeconds = 120
 	job := ruleJob(rule)
 	job.Spec.FailurePolicy.BackoffLimit = new(int32(10))
 	w := newWorld(t, job)
@@ -244,7 +244,7 @@ func TestInvalidRulesFailTheJobBeforeAnythingIsCreated(t *testing.T) {
 
 func TestConflictDelaysTheNewAttempt(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
-	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: 1, ConflictDelaySeconds: &musterv1.DelayBounds{Min: 30, Max: 40}}
+	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: new(int32(1)), ConflictDelaySeconds: musterv1.DelayBounds{Min: new(int32(30)), Max: new(int32(40))}}
 	w := newWorld(t, job)
 	w.runAll()
 	w.exit("j-w-0", 201) // the program says: transient, resource conflict
@@ -314,7 +314,7 @@ func TestSuspendPolicySurvivesACrashBeforeThePatch(t *testing.T) {
 }
 
 func TestFailTaskLeavesTheJobToItsCompletionPolicy(t *testing.T) {
-	job := ruleJob(musterv1.FailureRule{OnExitCodes: &musterv1.ExitCodeMatch{Operator: musterv1.ExitCodeIn, Values: []int32{3}},
+	job := ruleJob(musterv1.FailureRule{OnExitCodes: musterv1.ExitCodeMatch{Operator: musterv1.ExitCodeIn, Values: []int32{3}},
 		Roles: []string{"trainer"}, Action: musterv1.ActionFailTask})
 	job.Spec.Roles[1].Completion = &musterv1.CompletionPolicy{MinFailed: new(int32(2))}
 	job.Spec.Roles[1].RestartPolicy = musterv1.RestartPolicyOnFailure

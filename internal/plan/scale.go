@@ -11,8 +11,8 @@ import (
 // ScalableRoles are the roles spec.scaling sizes, in its order; none
 // without spec.scaling.
 func ScalableRoles(job *musterv1.TrainingJob) []string {
-	s := job.Spec.Scaling
-	if s == nil {
+	s := &job.Spec.Scaling
+	if len(s.Roles) == 0 {
 		return nil
 	}
 	out := make([]string, 0, len(s.Roles))
@@ -38,11 +38,10 @@ func isElastic(job *musterv1.TrainingJob, role string) bool {
 
 // scalingRole is the bounds of a scalable role, or nil.
 func scalingRole(job *musterv1.TrainingJob, name string) *musterv1.ScalingRole {
-	if s := job.Spec.Scaling; s != nil {
-		for i := range s.Roles {
-			if s.Roles[i].Name == name {
-				return &s.Roles[i]
-			}
+	roles := job.Spec.Scaling.Roles
+	for i := range roles {
+		if roles[i].Name == name {
+			return &roles[i]
 		}
 	}
 	return nil
@@ -78,11 +77,8 @@ func Effective(job *musterv1.TrainingJob) *musterv1.TrainingJob {
 	for i := range out.Spec.Roles {
 		out.Spec.Roles[i].Replicas = new(Replicas(&out.Spec.Roles[i]))
 	}
-	s := job.Spec.Scaling
-	if s == nil {
-		return out
-	}
-	for i, n := range Split(s.Replicas, s.Roles) {
+	s := &job.Spec.Scaling
+	for i, n := range Split(ptr.Deref(s.Replicas, 0), s.Roles) {
 		if r := roleOf(out, s.Roles[i].Name); r != nil {
 			r.Replicas = new(n)
 		}
@@ -120,7 +116,7 @@ func Split(total int32, roles []musterv1.ScalingRole) []int32 {
 	return out
 }
 
-func weight(r musterv1.ScalingRole) int32 { return ptr.Deref(r.Weight, 1) }
+func weight(r musterv1.ScalingRole) int32 { return max(r.Weight, 1) }
 
 // scaleStatus fills the fields the /scale subresource reads.
 func (p *planner) scaleStatus() {
@@ -139,4 +135,11 @@ func (p *planner) scaleStatus() {
 			p.status.Replicas += Replicas(r)
 		}
 	}
+}
+
+// Autoscales is whether the job asks for the throughput autoscaler: its
+// metric, which is required, is set.
+func Autoscales(job *musterv1.TrainingJob) bool {
+	m := job.Spec.Scaling.Autoscaling.Metric
+	return m.LogRegex != "" || m.Endpoint.Port != 0
 }

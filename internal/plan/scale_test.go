@@ -48,7 +48,7 @@ func role(name string, minN, maxN, w int32) musterv1.ScalingRole {
 		r.MinReplicas = new(minN)
 	}
 	if w > 0 {
-		r.Weight = new(w)
+		r.Weight = w
 	}
 	return r
 }
@@ -79,7 +79,7 @@ func TestSplit(t *testing.T) {
 
 func TestSeveralElasticRoles(t *testing.T) {
 	job := testutil.MakeJob("e", "ns").UID("u").Role("a100", 2).Elastic(1, 4).Role("v100", 2).Elastic(0, 6).ScalingReplicas(6).Obj()
-	job.Spec.Scaling.Roles[1].Weight = new(int32(2))
+	job.Spec.Scaling.Roles[1].Weight = 2
 
 	if got := ScalableRoles(job); !cmp.Equal(got, []string{"a100", "v100"}) {
 		t.Fatalf("ScalableRoles = %v", got)

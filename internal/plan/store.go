@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	_ "embed"
 	"fmt"
 	"strconv"
@@ -8,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 )
@@ -47,7 +47,7 @@ func hasDedicatedStore(job *musterv1.TrainingJob) bool {
 func StorePodName(job *musterv1.TrainingJob) string { return job.Name + "-store" }
 
 func rendezvousPort(e *musterv1.ElasticPolicy) int32 {
-	return ptr.Deref(e.Rendezvous.Port, musterv1.DefaultRendezvousPort)
+	return cmp.Or(e.Rendezvous.Port, musterv1.DefaultRendezvousPort)
 }
 
 // rendezvousEndpoint is what task index's agent connects to, and whether

@@ -77,7 +77,7 @@ func TestBelowMinReplicasWaitsThenFails(t *testing.T) {
 	job := testutil.MakeJob("el", "ns").UID("el").Role("worker", 3).Elastic(2, 3).
 		RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj()
 	job.Spec.Runtime.PyTorch.Elastic.Rendezvous.Store = musterv1.StoreWorker
-	job.Spec.Scaling.BelowMinTimeoutSeconds = new(int32(60))
+	job.Spec.Scaling.BelowMinTimeoutSeconds = 60
 	w := newWorld(t, job)
 	w.runAll()
 	if w.job.Status.Elastic.BelowMinSince != nil {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 )
@@ -20,10 +21,11 @@ func ClassifierFor(job *musterv1.TrainingJob) (Classifier, field.ErrorList) {
 			ContainerReason: r.ContainerReason, ContainerMessage: r.ContainerMessage,
 			Code: r.Code, Phrase: r.Phrase, Attributes: attributesOf(r),
 		}
-		if r.ExitCodes != nil {
+		// A range's max is at least 1 when it is set at all.
+		if r.ExitCodes.Max > 0 {
 			p.ExitCodes = &Range{Min: r.ExitCodes.Min, Max: r.ExitCodes.Max}
 		}
-		if r.Signals != nil {
+		if r.Signals.Max > 0 {
 			p.Signals = &Range{Min: r.Signals.Min, Max: r.Signals.Max}
 		}
 		patterns = append(patterns, p)
@@ -37,7 +39,7 @@ var ClassificationRulesPath = field.NewPath("spec", "failurePolicy", "classifica
 func attributesOf(r musterv1.ClassificationRule) []Attribute {
 	switch r.Class {
 	case musterv1.ClassTransient:
-		if r.Conflict {
+		if ptr.Deref(r.Conflict, false) {
 			return []Attribute{AttributeTransient, AttributeConflict}
 		}
 		return []Attribute{AttributeTransient}

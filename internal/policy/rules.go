@@ -58,7 +58,7 @@ func ruleMatches(r *musterv1.FailureRule, ev Observed) bool {
 	if !slices.Contains(eventsOf(r), ev.Event) {
 		return false
 	}
-	if m := r.OnExitCodes; m != nil {
+	if m := r.OnExitCodes; hasExitCodes(r) {
 		if ev.ExitCode == nil || slices.Contains(m.Values, *ev.ExitCode) != (m.Operator == musterv1.ExitCodeIn) {
 			return false
 		}
@@ -72,11 +72,14 @@ func eventsOf(r *musterv1.FailureRule) []musterv1.FailureEvent {
 	switch {
 	case len(r.OnEvents) > 0:
 		return r.OnEvents
-	case r.OnExitCodes != nil:
+	case hasExitCodes(r):
 		return []musterv1.FailureEvent{musterv1.EventPodFailed}
 	}
 	return podEndEvents
 }
+
+// hasExitCodes is whether the rule sets onExitCodes.
+func hasExitCodes(r *musterv1.FailureRule) bool { return r.OnExitCodes.Operator != "" }
 
 // ClassOf is the class a pod's end was given by its attributes.
 func ClassOf(attributes []string) musterv1.FailureClass {

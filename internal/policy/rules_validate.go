@@ -35,14 +35,14 @@ func ValidateRules(rules []musterv1.FailureRule, path *field.Path) field.ErrorLi
 
 func validateRule(r *musterv1.FailureRule, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if len(r.OnEvents) == 0 && r.OnExitCodes == nil && len(r.OnClasses) == 0 {
+	if len(r.OnEvents) == 0 && !hasExitCodes(r) && len(r.OnClasses) == 0 {
 		errs = append(errs, field.Required(path.Child("onEvents"), "set at least one of onEvents, onExitCodes and onClasses"))
 	}
 	pending := slices.Contains(r.OnEvents, musterv1.EventPodPending)
-	if pending && r.TimeoutSeconds == nil {
+	if pending && r.TimeoutSeconds == 0 {
 		errs = append(errs, field.Required(path.Child("timeoutSeconds"), "PodPending needs a timeout: every pod is Pending for a while when it starts"))
 	}
-	if r.OnExitCodes != nil && r.OnExitCodes.Operator == musterv1.ExitCodeIn && slices.Contains(r.OnExitCodes.Values, 0) {
+	if r.OnExitCodes.Operator == musterv1.ExitCodeIn && slices.Contains(r.OnExitCodes.Values, 0) {
 		errs = append(errs, field.Invalid(path.Child("onExitCodes", "values"), 0, "0 is success, not a failure; with operator In it can never match"))
 	}
 	if len(r.Roles) > 0 && slices.Contains(r.OnEvents, musterv1.EventPartlyPlaced) {
@@ -63,15 +63,16 @@ func covers(a, b *musterv1.FailureRule) bool {
 		// a passes over the job-wide events that b takes.
 		return false
 	}
-	return exitCodesCover(a.OnExitCodes, b.OnExitCodes) && (len(a.OnClasses) == 0 || (len(b.OnClasses) > 0 && subset(b.OnClasses, a.OnClasses)))
+	return exitCodesCover(a, b) && (len(a.OnClasses) == 0 || (len(b.OnClasses) > 0 && subset(b.OnClasses, a.OnClasses)))
 }
 
 // exitCodesCover is whether every exit code b accepts, a accepts.
-func exitCodesCover(a, b *musterv1.ExitCodeMatch) bool {
+func exitCodesCover(ra, rb *musterv1.FailureRule) bool {
+	a, b := &ra.OnExitCodes, &rb.OnExitCodes
 	switch {
-	case a == nil:
+	case !hasExitCodes(ra):
 		return true
-	case b == nil:
+	case !hasExitCodes(rb):
 		return false
 	case a.Operator == musterv1.ExitCodeIn && b.Operator == musterv1.ExitCodeIn:
 		return subset(b.Values, a.Values)

@@ -59,11 +59,8 @@ func (b *JobBuilder) Completion(minSucceeded, minFailed int32) *JobBuilder {
 // to spec.scaling.replicas.
 func (b *JobBuilder) Scalable(minReplicas, maxReplicas int32) *JobBuilder {
 	r := b.last()
-	if b.job.Spec.Scaling == nil {
-		b.job.Spec.Scaling = &musterv1.Scaling{}
-	}
-	s := b.job.Spec.Scaling
-	s.Replicas += ptr.Deref(r.Replicas, 1)
+	s := &b.job.Spec.Scaling
+	s.Replicas = ptr.To(ptr.Deref(s.Replicas, 0) + ptr.Deref(r.Replicas, 1))
 	r.Replicas = nil
 	s.Roles = append(s.Roles, musterv1.ScalingRole{Name: r.Name, MinReplicas: &minReplicas, MaxReplicas: maxReplicas})
 	return b
@@ -82,7 +79,7 @@ func (b *JobBuilder) Elastic(minReplicas, maxReplicas int32) *JobBuilder {
 
 // ScalingReplicas sets spec.scaling.replicas.
 func (b *JobBuilder) ScalingReplicas(n int32) *JobBuilder {
-	b.job.Spec.Scaling.Replicas = n
+	b.job.Spec.Scaling.Replicas = &n
 	return b
 }
 
@@ -126,7 +123,7 @@ func (b *JobBuilder) Suspend(s bool) *JobBuilder { b.job.Spec.Run.Suspend = &s; 
 
 // ActiveDeadline sets spec.run.activeDeadlineSeconds.
 func (b *JobBuilder) ActiveDeadline(d time.Duration) *JobBuilder {
-	b.job.Spec.Run.ActiveDeadlineSeconds = ptr.To(int64(d.Seconds()))
+	b.job.Spec.Run.ActiveDeadlineSeconds = int64(d.Seconds())
 	return b
 }
 

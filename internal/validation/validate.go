@@ -45,8 +45,8 @@ func Spec(spec *musterv1.TrainingJobSpec) field.ErrorList {
 	errs = append(errs, policy.ValidateRules(spec.FailurePolicy.Rules, field.NewPath("spec", "failurePolicy", "rules"))...)
 	_, classErrs := policy.ClassifierFor(&musterv1.TrainingJob{Spec: *spec})
 	errs = append(errs, classErrs...)
-	if s := spec.Scaling; s != nil && s.Autoscaling != nil && s.Autoscaling.Metric.LogRegex != "" {
-		errs = append(errs, logRegex(s.Autoscaling.Metric.LogRegex,
+	if re := spec.Scaling.Autoscaling.Metric.LogRegex; re != "" {
+		errs = append(errs, logRegex(re,
 			field.NewPath("spec", "scaling", "autoscaling", "metric", "logRegex"))...)
 	}
 	return errs

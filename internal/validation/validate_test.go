@@ -30,7 +30,7 @@ func TestSpec(t *testing.T) {
 		"a log regex without a group": {
 			job: func() *musterv1.TrainingJob {
 				j := testutil.MakeJob("j", "ns").Role("a", 2).Scalable(1, 4).Obj()
-				j.Spec.Scaling.Autoscaling = &musterv1.AutoscalingPolicy{Metric: musterv1.ThroughputMetric{LogRegex: "samples/s=[0-9.]+"}}
+				j.Spec.Scaling.Autoscaling = musterv1.AutoscalingPolicy{Metric: musterv1.ThroughputMetric{LogRegex: "samples/s=[0-9.]+"}}
 				return j
 			}(),
 			want: []string{"spec.scaling.autoscaling.metric.logRegex", "needs a group"},

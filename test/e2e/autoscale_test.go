@@ -34,9 +34,9 @@ func TestAutoscalerFindsTheBestSize(t *testing.T) {
 			p.Spec.Containers[0].Command = []string{"torchrun", "--no_python", "/usr/bin/python3", "-c", plateau}
 			p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PET_REDIRECTS", Value: "1"}, {Name: "PET_TEE", Value: "1"}}
 		}).Obj()
-	job.Spec.Scaling.Autoscaling = &musterv1.AutoscalingPolicy{
+	job.Spec.Scaling.Autoscaling = musterv1.AutoscalingPolicy{
 		Metric:         musterv1.ThroughputMetric{LogRegex: `throughput=([0-9.]+)`},
-		SamplesPerSize: new(int32(2)), SettleSeconds: new(int32(8)), IntervalSeconds: new(int32(2)),
+		SamplesPerSize: 2, SettleSeconds: new(int32(8)), IntervalSeconds: 2,
 	}
 	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
 	got := waitJob(g, c, ns, "auto", func(g gomega.Gomega, j *musterv1.TrainingJob) {
@@ -46,7 +46,7 @@ func TestAutoscalerFindsTheBestSize(t *testing.T) {
 	a := got.Status.Autoscaler
 	g.Expect(a.Reason).To(gomega.Equal("NoGain"), "autoscaler: %+v", a)
 	g.Expect(a.LastGood).To(gomega.Equal(int32(2)))
-	g.Expect(got.Spec.Scaling.Replicas).To(gomega.Equal(int32(2)))
+	g.Expect(*got.Spec.Scaling.Replicas).To(gomega.Equal(int32(2)))
 	var sizes []int32
 	for _, s := range a.Sizes {
 		sizes = append(sizes, s.Replicas)

@@ -39,7 +39,7 @@ func TestDebugModePodsSleep(t *testing.T) {
 	e.create(e.job("dbg").Role("worker", 1).Template(func(p *corev1.PodTemplateSpec) {
 		p.Spec.InitContainers = []corev1.Container{{Name: "fetch", Image: "busybox", Command: []string{"false"}}}
 		p.Spec.Containers[0].Command = []string{"python3", "train.py"}
-	}).Debug(musterv1.DebugPolicy{SkipInitContainers: true}).Obj())
+	}).Debug(musterv1.DebugPolicy{SkipInitContainers: new(true)}).Obj())
 	pod := e.waitPodCount("dbg", 1)[0]
 	e.g.Expect(pod.Spec.Containers[0].Command).To(gomega.Equal([]string{"sleep", "inf"}))
 	e.g.Expect(pod.Spec.InitContainers).To(gomega.BeEmpty())

@@ -146,9 +146,9 @@ func TestUserClassificationRuleAndJobRetry(t *testing.T) {
 	e := newEnv(t)
 	job := e.job("rule").Role("worker", 1).RestartPolicy(musterv1.RestartPolicyNever).Obj()
 	job.Spec.FailurePolicy.Classification = &musterv1.Classification{Rules: []musterv1.ClassificationRule{{
-		ExitCodes: &musterv1.CodeRange{Min: 42, Max: 42}, Class: musterv1.ClassPermanent, Code: 4242, Phrase: "BadDataset",
+		ExitCodes: musterv1.CodeRange{Min: 42, Max: 42}, Class: musterv1.ClassPermanent, Code: 4242, Phrase: "BadDataset",
 	}}}
-	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: 3}
+	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: new(int32(3))}
 	e.create(job)
 	pod := e.runAll("rule", 1)[0]
 	e.exit(&pod, 3, "Error")

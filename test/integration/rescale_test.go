@@ -156,7 +156,7 @@ func TestScaleSplitsAcrossElasticRoles(t *testing.T) {
 	e := newEnv(t)
 	job := e.job("pools").Role("a100", 1).Elastic(1, 4).Role("v100", 1).Elastic(0, 6).Obj()
 	job.Spec.Runtime.PyTorch.Elastic.Rendezvous.Store = musterv1.StoreWorker
-	job.Spec.Scaling.Roles[1].Weight = new(int32(2))
+	job.Spec.Scaling.Roles[1].Weight = 2
 	e.create(job)
 	e.waitPodCount("pools", 2)
 

@@ -7,7 +7,6 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
@@ -35,9 +34,17 @@ func TestInvalidJobsAreRejected(t *testing.T) {
 			job:       func(ns string) *musterv1.TrainingJob { return testutil.MakeJob("j", ns).Role("w", -1).Obj() },
 			wantField: "spec.roles[0].replicas",
 		},
-		"no roles": {
+		"no spec at all": {
 			job:       func(ns string) *musterv1.TrainingJob { return testutil.MakeJob("j", ns).Obj() },
-			wantField: "spec.roles",
+			wantField: "spec: Required value",
+		},
+		"no roles": {
+			job: func(ns string) *musterv1.TrainingJob {
+				j := testutil.MakeJob("j", ns).Obj()
+				j.Spec.Run.Execution = musterv1.ExecutionStart
+				return j
+			},
+			wantField: "spec.roles: Required value",
 		},
 		"unknown restart policy": {
 			job: func(ns string) *musterv1.TrainingJob {
@@ -108,15 +115,15 @@ func TestInvalidJobsAreRejected(t *testing.T) {
 		"exit code 0 as a failure": {
 			job: func(ns string) *musterv1.TrainingJob {
 				return testutil.MakeJob("j", ns).Role("w", 1).Rule(musterv1.FailureRule{
-					OnExitCodes: &musterv1.ExitCodeMatch{Operator: musterv1.ExitCodeIn, Values: []int32{0, 3}}, Action: musterv1.ActionFailJob}).Obj()
+					OnExitCodes: musterv1.ExitCodeMatch{Operator: musterv1.ExitCodeIn, Values: []int32{0, 3}}, Action: musterv1.ActionFailJob}).Obj()
 			},
 			wantField: "spec.failurePolicy.rules[0].onExitCodes",
 		},
 		"a metrics path that is not a path": {
 			job: func(ns string) *musterv1.TrainingJob {
 				j := testutil.MakeJob("j", ns).Role("w", 2).Scalable(1, 4).Obj()
-				j.Spec.Scaling.Autoscaling = &musterv1.AutoscalingPolicy{Metric: musterv1.ThroughputMetric{
-					Endpoint: &musterv1.MetricEndpoint{Port: 9090, Path: "@169.254.169.254/latest", Name: "samples"}}}
+				j.Spec.Scaling.Autoscaling = musterv1.AutoscalingPolicy{Metric: musterv1.ThroughputMetric{
+					Endpoint: musterv1.MetricEndpoint{Port: 9090, Path: "@169.254.169.254/latest", Name: "samples"}}}
 				return j
 			},
 			wantField: "spec.scaling.autoscaling.metric.endpoint.path",
@@ -159,7 +166,7 @@ func TestImmutableFieldsAreRejectedOnUpdate(t *testing.T) {
 	e := newEnv(t)
 	e.create(e.job("imm").PyTorch().Role("master", 1).Role("worker", 1).Suspend(true).Obj())
 
-	err := e.update("imm", func(job *musterv1.TrainingJob) { job.Spec.Runtime.PyTorch.Port = ptr.To(int32(1234)) })
+	err := e.update("imm", func(job *musterv1.TrainingJob) { job.Spec.Runtime.PyTorch.Port = 1234 })
 	e.g.Expect(apierrors.IsInvalid(err)).To(gomega.BeTrue(), "got %v", err)
 	e.g.Expect(err.Error()).To(gomega.ContainSubstring("spec.runtime is immutable"))
 
@@ -220,7 +227,7 @@ func TestWebhookRejectsWhatCELCannotSay(t *testing.T) {
 		"a log regex without a group": {
 			job: func() *musterv1.TrainingJob {
 				j := e.job("auto").Role("w", 2).Scalable(1, 4).Obj()
-				j.Spec.Scaling.Autoscaling = &musterv1.AutoscalingPolicy{Metric: musterv1.ThroughputMetric{LogRegex: "samples/s=[0-9.]+"}}
+				j.Spec.Scaling.Autoscaling = musterv1.AutoscalingPolicy{Metric: musterv1.ThroughputMetric{LogRegex: "samples/s=[0-9.]+"}}
 				return j
 			}(),
 			want: "spec.scaling.autoscaling.metric.logRegex",
