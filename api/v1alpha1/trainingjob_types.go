@@ -93,6 +93,7 @@ type TrainingJobSpec struct {
 
 // Role is a group of identical tasks.
 //
+// +kubebuilder:validation:XValidation:rule="has(self.template.spec)",message="spec.roles[].template.spec is required: a role's tasks need containers"
 // +kubebuilder:validation:XValidation:rule="!has(self.template.spec.restartPolicy) || self.template.spec.restartPolicy == 'Never'",message="spec.roles[].template.spec.restartPolicy must be empty or Never: restarts are decided by spec.roles[].restartPolicy and spec.failurePolicy"
 type Role struct {
 	// name of the role: a DNS-1035 label, unique within the job.
@@ -158,9 +159,8 @@ type Role struct {
 	// placeholders {{MUSTER_JOB_NAMESPACE}}, {{MUSTER_JOB_NAME}},
 	// {{MUSTER_JOB_UID}}, {{MUSTER_ROLE_NAME}}, {{MUSTER_TASK_INDEX}},
 	// {{MUSTER_ATTEMPT_ID}}, {{MUSTER_TASK_ATTEMPT}} and {{MUSTER_POD_NAME}}.
-	// +kubebuilder:validation:MinProperties=1
 	// +required
-	Template corev1.PodTemplateSpec `json:"template,omitempty,omitzero"`
+	Template corev1.PodTemplateSpec `json:"template,omitzero"`
 }
 
 // Dependency names a role and the state it must reach.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -45,6 +46,14 @@ func TestInvalidJobsAreRejected(t *testing.T) {
 				return j
 			},
 			wantField: "spec.roles: Required value",
+		},
+		"a role with no pod spec": {
+			job: func(ns string) *musterv1.TrainingJob {
+				j := testutil.MakeJob("j", ns).Role("w", 1).Obj()
+				j.Spec.Roles[0].Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}}}
+				return j
+			},
+			wantField: "spec.roles[].template.spec is required",
 		},
 		"unknown restart policy": {
 			job: func(ns string) *musterv1.TrainingJob {
