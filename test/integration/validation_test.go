@@ -6,8 +6,8 @@ import (
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
@@ -53,7 +53,7 @@ func TestInvalidJobsAreRejected(t *testing.T) {
 				j.Spec.Roles[0].Template = corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"a": "b"}}}
 				return j
 			},
-			wantField: "spec.roles[].template.spec is required",
+			wantField: "spec.roles[0].template.spec.containers: Required value",
 		},
 		"unknown restart policy": {
 			job: func(ns string) *musterv1.TrainingJob {
