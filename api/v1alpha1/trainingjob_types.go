@@ -21,8 +21,8 @@ const MaxReplicas = 10000
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`,description="Running tasks / desired tasks"
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restarts.total`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
-// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter): it names the job's Service"
-// +kubebuilder:validation:XValidation:rule="self.spec.roles.all(r, size(self.metadata.name) + size(r.name) <= 56)",message="metadata.name and spec.roles[].name together must be at most 56 characters: pod names <job>-<role>-<index> must fit in 63 with any index up to 10000"
+// +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",fieldPath=.metadata,message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter): it names the job's Service"
+// +kubebuilder:validation:XValidation:rule="self.spec.roles.all(r, size(self.metadata.name) + size(r.name) <= 56)",fieldPath=.spec.roles,message="metadata.name and spec.roles[].name together must be at most 56 characters: pod names <job>-<role>-<index> must fit in 63 with any index up to 10000"
 type TrainingJob struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the object's metadata.

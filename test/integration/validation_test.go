@@ -105,7 +105,7 @@ func TestInvalidJobsAreRejected(t *testing.T) {
 			job: func(ns string) *musterv1.TrainingJob {
 				return testutil.MakeJob(strings.Repeat("a", 30), ns).Role(strings.Repeat("b", 27), 1).Obj()
 			},
-			wantField: "metadata.name and spec.roles[].name together must be at most 56 characters",
+			wantField: "spec.roles: Invalid value: metadata.name and spec.roles[].name together must be at most 56 characters",
 		},
 		"a rule on PodPending without a timeout": {
 			job: func(ns string) *musterv1.TrainingJob {
@@ -139,7 +139,7 @@ func TestInvalidJobsAreRejected(t *testing.T) {
 		},
 		"job name not a DNS-1035 label": {
 			job:       func(ns string) *musterv1.TrainingJob { return testutil.MakeJob("1job", ns).Role("w", 1).Obj() },
-			wantField: "metadata.name must be a DNS-1035 label",
+			wantField: "metadata: Invalid value: metadata.name must be a DNS-1035 label",
 		},
 		"master role that does not exist": {
 			job: func(ns string) *musterv1.TrainingJob {
