@@ -146,7 +146,7 @@ func (p *planner) newAttempt() {
 			t.DeletionPending = false
 		}
 	}
-	for _, pod := range p.pods {
+	for _, pod := range p.currentPods() {
 		p.deletePod(pod, "new attempt")
 	}
 	p.removeStore("new attempt")

@@ -37,7 +37,7 @@ func (p *planner) cleanUp() {
 	if policy == musterv1.CleanPodPolicyNone {
 		return
 	}
-	for _, pod := range p.pods {
+	for _, pod := range p.currentPods() {
 		ended := podEnded(pod)
 		if policy == musterv1.CleanPodPolicyAll || !ended {
 			p.deletePod(pod, "finished")
@@ -79,7 +79,7 @@ func (p *planner) expireTTL() {
 // on resume without counting as restarts; tasks that already ended stay
 // ended.
 func (p *planner) suspend() {
-	for _, pod := range p.pods {
+	for _, pod := range p.currentPods() {
 		p.deletePod(pod, "suspended")
 	}
 	p.removeStore("suspended")

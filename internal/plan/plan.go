@@ -1,7 +1,9 @@
 package plan
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/utils/ptr"
@@ -99,6 +101,9 @@ func Plan(in Input) Result {
 		roleRestarts: map[string]string{},
 	}
 	p.status.ObservedGeneration = in.Job.Generation
+	// The plan depends on which pods exist, never on the order they were
+	// listed in.
+	p.all = slices.SortedFunc(slices.Values(in.Pods), func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	p.indexPods()
 
 	switch {
@@ -519,4 +524,15 @@ func taskStatus(rs *musterv1.RoleStatus, index int32) musterv1.TaskStatus {
 // podEnded is whether the pod's containers have all stopped for good.
 func podEnded(pod *corev1.Pod) bool {
 	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+// currentPods are the current attempt's pods in name order, so that a plan
+// lists its actions in the same order every time.
+func (p *planner) currentPods() []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(p.pods))
+	for _, pod := range p.pods {
+		out = append(out, pod)
+	}
+	slices.SortFunc(out, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }

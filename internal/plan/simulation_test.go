@@ -1,0 +1,248 @@
+package plan
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+// simJobs are the shapes the simulation drives: each exercises a different
+// restart path.
+func simJobs() map[string]*musterv1.TrainingJob {
+	onFailed := []musterv1.FailureEvent{musterv1.EventPodFailed}
+	return map[string]*musterv1.TrainingJob{
+		"static pytorch, gang restarts": testutil.MakeJob("gang", "ns").UID("gang").PyTorch().
+			Role("master", 1).Role("worker", 3).BackoffLimit(6).WithDefaults().Obj(),
+		"generic, rules and per-task limit": testutil.MakeJob("rules", "ns").UID("rules").
+			Role("ps", 2).RestartPolicy(musterv1.RestartPolicyOnFailure).
+			Role("trainer", 3).RestartPolicy(musterv1.RestartPolicyOnFailure).Completion(3, 2).
+			BackoffLimit(8).BackoffLimitPerTask(2).
+			Rule(musterv1.FailureRule{OnExitCodes: musterv1.ExitCodeMatch{Operator: musterv1.ExitCodeIn, Values: []int32{3}}, Roles: []string{"trainer"}, Action: musterv1.ActionFailTask}).
+			Rule(musterv1.FailureRule{OnEvents: onFailed, Roles: []string{"ps"}, Action: musterv1.ActionRestartRole}).
+			WithDefaults().Obj(),
+		"elastic, scaled while failing": testutil.MakeJob("el", "ns").UID("el").
+			Role("worker", 4).Elastic(2, 6).RestartPolicy(musterv1.RestartPolicyOnFailure).BackoffLimit(10).WithDefaults().Obj(),
+		"never restarted, retried as a whole": func() *musterv1.TrainingJob {
+			j := testutil.MakeJob("retry", "ns").UID("retry").Role("w", 3).RestartPolicy(musterv1.RestartPolicyNever).
+				BackoffLimit(5).WithDefaults().Obj()
+			j.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: new(int32(3))}
+			return j
+		}(),
+	}
+}
+
+// TestSimulation drives the planner through random pod events, operator
+// crashes (between deciding and writing, and between writing and acting)
+// and rescales, seeded so that a failure replays, and checks invariants
+// after every step:
+//   - the planner never creates a pod whose name a pod still holds, so a
+//     task never has two pods;
+//   - restart, retry and attempt counters never go down;
+//   - accountable restarts never exceed the backoff limit;
+//   - a finished job stays finished and never creates a pod;
+//   - the same input always gives the same plan.
+func TestSimulation(t *testing.T) {
+	for name, job := range simJobs() {
+		for seed := uint64(1); seed <= 25; seed++ {
+			t.Run(fmt.Sprintf("%s/seed-%d", name, seed), func(t *testing.T) {
+				s := &sim{world: newWorld(t, job.DeepCopy()), rnd: rand.New(rand.NewPCG(seed, 7))}
+				for i := 0; i < 300; i++ {
+					s.event()
+					s.reconcile(i)
+				}
+			})
+		}
+	}
+}
+
+type sim struct {
+	*world
+	rnd  *rand.Rand
+	prev musterv1.TrainingJobStatus
+	log  []string
+}
+
+func (s *sim) fatalf(format string, args ...any) {
+	s.t.Helper()
+	s.t.Fatalf("%s\nlast events:\n  %s", fmt.Sprintf(format, args...), joinTail(s.log, 15))
+}
+
+func joinTail(lines []string, n int) string {
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	out := ""
+	for i, l := range lines {
+		if i > 0 {
+			out += "\n  "
+		}
+		out += l
+	}
+	return out
+}
+
+// names is the world's pod names in a stable order, so a seed replays.
+func (s *sim) names() []string {
+	out := make([]string, 0, len(s.pods))
+	for name := range s.pods {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// event changes the world the way the cluster or a user would.
+func (s *sim) event() {
+	s.now = s.now.Add(time.Duration(s.rnd.IntN(20)) * time.Second)
+	names := s.names()
+	pick := func() *corev1.Pod {
+		if len(names) == 0 {
+			return nil
+		}
+		return s.pods[names[s.rnd.IntN(len(names))]]
+	}
+	switch r := s.rnd.IntN(100); {
+	case r < 35:
+		if p := pick(); p != nil && p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil {
+			p.Status = corev1.PodStatus{Phase: corev1.PodRunning}
+			s.log = append(s.log, "running "+p.Name)
+		}
+	case r < 55:
+		if p := pick(); p != nil && p.Status.Phase == corev1.PodRunning {
+			code := []int32{0, 0, 1, 2, 3, 127, 137, 143, 201}[s.rnd.IntN(9)]
+			p.Status = testutil.ExitedStatus(code, "Error", s.now)
+			s.log = append(s.log, fmt.Sprintf("exit %s %d", p.Name, code))
+		}
+	case r < 62:
+		if p := pick(); p != nil && p.DeletionTimestamp == nil {
+			p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}
+			s.log = append(s.log, "evicted "+p.Name)
+		}
+	case r < 68:
+		if p := pick(); p != nil {
+			delete(s.pods, p.Name)
+			s.log = append(s.log, "vanished "+p.Name)
+		}
+	case r < 74:
+		if p := pick(); p != nil && p.Status.Phase == corev1.PodPending {
+			p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
+			s.log = append(s.log, "unschedulable "+p.Name)
+		}
+	case r < 80:
+		if sc := &s.job.Spec.Scaling; len(sc.Roles) > 0 {
+			n := int32(2 + s.rnd.IntN(5))
+			sc.Replicas = &n
+			s.job.Generation++
+			s.log = append(s.log, fmt.Sprintf("scale to %d", n))
+		}
+	case r < 83:
+		suspended := !ptrTrue(s.job.Spec.Run.Suspend)
+		s.job.Spec.Run.Suspend = &suspended
+		s.job.Generation++
+		s.log = append(s.log, fmt.Sprintf("suspend %v", suspended))
+	}
+}
+
+func ptrTrue(b *bool) bool { return b != nil && *b }
+
+// reconcile is one pass of the operator, which may die before it writes
+// status or between writing and acting.
+func (s *sim) reconcile(step int) {
+	s.t.Helper()
+	res := s.plan()
+	if again := s.plan(); !cmp.Equal(res, again) {
+		s.fatalf("step %d: the same input gave two plans:\n%s", step, cmp.Diff(res, again))
+	}
+	for _, p := range res.CreatePods {
+		if held := s.pods[p.Name]; held != nil {
+			s.fatalf("step %d: creates %s while pod %s (phase %s, deleting %v) holds the name",
+				step, p.Name, held.UID, held.Status.Phase, held.DeletionTimestamp != nil)
+		}
+	}
+	wasFinished := s.job.Status.Finished()
+	if wasFinished && len(res.CreatePods) > 0 {
+		s.fatalf("step %d: a finished job creates %d pods", step, len(res.CreatePods))
+	}
+	switch crash := s.rnd.IntN(10); {
+	case crash == 0:
+		s.log = append(s.log, "crash before the status write")
+		return
+	case crash == 1:
+		s.job.Status = res.Status
+		s.log = append(s.log, "crash between the status write and the actions")
+	default:
+		s.apply(res)
+	}
+	if res.SuspendJob {
+		s.job.Spec.Run.Suspend = new(true)
+		s.job.Generation++
+	}
+	s.check(step, wasFinished)
+}
+
+// apply writes status and carries out the actions, as world.step does.
+func (s *sim) apply(res Result) {
+	s.job.Status = res.Status
+	for _, d := range res.DeletePods {
+		if p := s.pods[d.Name]; p != nil && p.UID == d.UID {
+			delete(s.pods, d.Name)
+		}
+	}
+	for _, p := range res.CreatePods {
+		s.uids++
+		p.UID = types.UID(fmt.Sprintf("sim-uid-%d", s.uids))
+		p.Status.Phase = corev1.PodPending
+		s.pods[p.Name] = p
+	}
+}
+
+func (s *sim) check(step int, wasFinished bool) {
+	s.t.Helper()
+	st, prev := s.job.Status, s.prev
+	for _, c := range []struct {
+		what      string
+		now, then int32
+	}{
+		{"restarts.total", st.Restarts.Total, prev.Restarts.Total},
+		{"restarts.accountable", st.Restarts.Accountable, prev.Restarts.Accountable},
+		{"retries.total", st.Retries.Total, prev.Retries.Total},
+		{"retries.accountable", st.Retries.Accountable, prev.Retries.Accountable},
+		{"attempt", st.Attempt, prev.Attempt},
+	} {
+		if c.now < c.then {
+			s.fatalf("step %d: %s went down from %d to %d", step, c.what, c.then, c.now)
+		}
+	}
+	if limit := backoffLimit(s.job); st.Restarts.Accountable > limit {
+		s.fatalf("step %d: %d accountable restarts exceed backoffLimit %d", step, st.Restarts.Accountable, limit)
+	}
+	if st.Restarts.Accountable > st.Restarts.Total {
+		s.fatalf("step %d: accountable %d > total %d", step, st.Restarts.Accountable, st.Restarts.Total)
+	}
+	if wasFinished && !st.Finished() {
+		s.fatalf("step %d: a finished job is no longer finished: %+v", step, st.Conditions)
+	}
+	for _, rs := range st.Roles {
+		seen := map[int32]bool{}
+		for _, task := range rs.Tasks {
+			if seen[task.Index] {
+				s.fatalf("step %d: role %s has task %d twice", step, rs.Name, task.Index)
+			}
+			seen[task.Index] = true
+		}
+		if !slices.IsSortedFunc(rs.Tasks, func(a, b musterv1.TaskStatus) int { return int(a.Index - b.Index) }) {
+			s.fatalf("step %d: role %s's tasks are out of order", step, rs.Name)
+		}
+	}
+	s.prev = *st.DeepCopy()
+}
