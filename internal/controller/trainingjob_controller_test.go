@@ -1,0 +1,257 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+// harness is a reconciler over a fake client, with a fake clock and
+// recorder, and counts of the writes it made.
+type harness struct {
+	t            *testing.T
+	c            client.WithWatch
+	r            *Reconciler
+	rec          *events.FakeRecorder
+	key          types.NamespacedName
+	statusWrites int
+	creates      int
+}
+
+func newHarness(t *testing.T, job *musterv1.TrainingJob, funcs interceptor.Funcs, opts Options) *harness {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := musterv1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, rec: events.NewFakeRecorder(100), key: client.ObjectKeyFromObject(job)}
+	// Count what reaches the API, after the test's own interceptors.
+	inner := funcs
+	funcs.SubResourcePatch = func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+		if inner.SubResourcePatch != nil {
+			if err := inner.SubResourcePatch(ctx, c, sub, obj, p, o...); err != nil {
+				return err
+			}
+		}
+		h.statusWrites++
+		return c.SubResource(sub).Patch(ctx, obj, p, o...)
+	}
+	funcs.Create = func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.CreateOption) error {
+		if inner.Create != nil {
+			if err := inner.Create(ctx, c, obj, o...); err != nil {
+				return err
+			}
+		}
+		if _, ok := obj.(*corev1.Pod); ok {
+			h.creates++
+			// The fake client sets no UID; the API server always does,
+			// and the planner tells pod instances apart by it.
+			obj.SetUID(types.UID(fmt.Sprintf("uid-%d", h.creates)))
+		}
+		return c.Create(ctx, obj, o...)
+	}
+	base := fake.NewClientBuilder().WithScheme(scheme).WithObjects(job).WithStatusSubresource(&musterv1.TrainingJob{}).Build()
+	h.c = interceptor.NewClient(base, funcs)
+	opts.Clock = clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
+	h.r = NewReconciler(h.c, h.rec, opts)
+	return h
+}
+
+func (h *harness) reconcile() (ctrl.Result, error) {
+	h.t.Helper()
+	return h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: h.key})
+}
+
+func (h *harness) job() *musterv1.TrainingJob {
+	h.t.Helper()
+	job := &musterv1.TrainingJob{}
+	if err := h.c.Get(context.Background(), h.key, job); err != nil {
+		h.t.Fatal(err)
+	}
+	return job
+}
+
+func (h *harness) pods() []corev1.Pod {
+	h.t.Helper()
+	var list corev1.PodList
+	if err := h.c.List(context.Background(), &list, client.InNamespace(h.key.Namespace)); err != nil {
+		h.t.Fatal(err)
+	}
+	return list.Items
+}
+
+func (h *harness) events() []string {
+	var out []string
+	for {
+		select {
+		case e := <-h.rec.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func twoWorkers() *musterv1.TrainingJob {
+	return testutil.MakeJob("j", "ns").UID("j-uid").Role("worker", 2).RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj()
+}
+
+func TestReconcileWritesStatusOnceThenActs(t *testing.T) {
+	h := newHarness(t, twoWorkers(), interceptor.Funcs{}, Options{})
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if h.statusWrites != 1 || h.creates != 2 {
+		t.Fatalf("one status write and two pods, got %d writes and %d creates", h.statusWrites, h.creates)
+	}
+	job := h.job()
+	if !job.Status.IsTrue(musterv1.ConditionCreated) || len(job.Status.Roles) != 1 || len(job.Status.Roles[0].Tasks) != 2 {
+		t.Fatalf("status: %+v", job.Status)
+	}
+	var svc corev1.Service
+	if err := h.c.Get(context.Background(), h.key, &svc); err != nil {
+		t.Fatalf("the job's Service: %v", err)
+	}
+	// The pods are seen (their tasks go Pending): one more write. Then
+	// nothing changes, and nothing is written.
+	for i := 0; i < 2; i++ {
+		if _, err := h.reconcile(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h.statusWrites != 2 || h.creates != 2 {
+		t.Fatalf("an unchanged plan writes nothing: %d writes, %d creates", h.statusWrites, h.creates)
+	}
+}
+
+// A conflicting status write means the plan was made from a stale job: it
+// is dropped, nothing is acted on, and the job is planned again.
+func TestStatusConflictSkipsTheActions(t *testing.T) {
+	conflict := interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+		return apierrors.NewConflict(schema.GroupResource{Group: "muster.dev", Resource: "trainingjobs"}, "j", errors.New("stale"))
+	}}
+	h := newHarness(t, twoWorkers(), conflict, Options{})
+	res, err := h.reconcile()
+	if err != nil || res.RequeueAfter == 0 {
+		t.Fatalf("a conflict replans soon, without an error: %+v, %v", res, err)
+	}
+	if h.creates != 0 || len(h.pods()) != 0 {
+		t.Fatalf("nothing is created on a stale plan: %d creates", h.creates)
+	}
+}
+
+// The operator dies after writing its decision and before acting on it:
+// the next reconcile finds the decision in status and carries it out, and
+// counts nothing twice.
+func TestCrashBetweenWriteAndActRecovers(t *testing.T) {
+	job := twoWorkers()
+	crash := true
+	opts := Options{ActGate: func(*musterv1.TrainingJob, plan.Result) error {
+		if crash {
+			return errors.New("operator died")
+		}
+		return nil
+	}}
+	h := newHarness(t, job, interceptor.Funcs{}, opts)
+	if _, err := h.reconcile(); err == nil {
+		t.Fatal("the gate's error is returned")
+	}
+	if h.statusWrites != 1 || h.creates != 0 {
+		t.Fatalf("decided and written, not acted: %d writes, %d creates", h.statusWrites, h.creates)
+	}
+	crash = false
+	h.r = NewReconciler(h.c, h.rec, Options{Clock: h.r.opts.Clock})
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.pods()) != 2 {
+		t.Fatalf("the restarted operator creates the pods: %d", len(h.pods()))
+	}
+	// A pod fails; the operator writes the restart, dies, and comes back.
+	pod := h.pods()[0]
+	pod.Status = testutil.ExitedStatus(1, "Error", time.Unix(1000, 0))
+	if err := h.c.Status().Update(context.Background(), &pod); err != nil {
+		t.Fatal(err)
+	}
+	crash = true
+	h.r = NewReconciler(h.c, h.rec, opts)
+	_, _ = h.reconcile()
+	crash = false
+	h.r = NewReconciler(h.c, h.rec, Options{Clock: h.r.opts.Clock})
+	for i := 0; i < 3; i++ {
+		if _, err := h.reconcile(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := h.job().Status.Restarts; r != (musterv1.RestartCounts{Total: 1, Accountable: 1}) {
+		t.Fatalf("one restart, counted once across the crash: %+v", r)
+	}
+	if n := len(h.pods()); n != 2 {
+		t.Fatalf("the failed pod is replaced: %d pods", n)
+	}
+}
+
+// A create the API server refuses is an error and a warning event, and the
+// decision written before it stays.
+func TestFailedCreatesAreReported(t *testing.T) {
+	refuse := interceptor.Funcs{Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
+		if _, ok := obj.(*corev1.Pod); ok {
+			return apierrors.NewServiceUnavailable("the API server is overloaded")
+		}
+		return nil
+	}}
+	h := newHarness(t, twoWorkers(), refuse, Options{})
+	_, err := h.reconcile()
+	if err == nil || !strings.Contains(err.Error(), "creating pod") {
+		t.Fatalf("want the create error, got %v", err)
+	}
+	found := false
+	for _, e := range h.events() {
+		if strings.Contains(e, "Warning "+musterv1.ReasonPodCreateFailed) && strings.Contains(e, "2 pod creates failed") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("a warning event says the creates failed")
+	}
+	if h.statusWrites != 1 {
+		t.Fatalf("the status was written before acting: %d writes", h.statusWrites)
+	}
+}
+
+// A pod that already exists is what the operator wanted: no error.
+func TestCreateOfAnExistingPodIsNotAnError(t *testing.T) {
+	exists := interceptor.Funcs{Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
+		if _, ok := obj.(*corev1.Pod); ok {
+			return apierrors.NewAlreadyExists(schema.GroupResource{Resource: "pods"}, obj.GetName())
+		}
+		return nil
+	}}
+	h := newHarness(t, twoWorkers(), exists, Options{})
+	if _, err := h.reconcile(); err != nil {
+		t.Fatalf("AlreadyExists is not an error: %v", err)
+	}
+}
