@@ -316,40 +316,15 @@ func (p *planner) syncMissingPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
 // to a pod that ended, or to a task whose pod vanished (pod nil).
 func (p *planner) ended(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod, exit musterv1.ExitStatus) {
 	exit.PodUID = ts.PodUID
-	succeeded := pod != nil && pod.Status.Phase == corev1.PodSucceeded
 	ts.LastExit = &exit
+	end := endOf(ts, pod, exit)
 	if p.outcome != nil || p.restart != nil {
 		// The job is already ending or restarting in this plan.
-		p.settle(ts, succeeded)
+		p.settle(ts, end.Succeeded)
 		return
 	}
-	d := Decide(role.RestartPolicy, succeeded, exit, p.classify)
-	if !succeeded {
-		if i, ok := p.matchEnd(role, pod, exit); ok {
-			p.applyRule(i, failureCase{role: role, task: ts, pod: pod, accountable: d.Accountable,
-				why: ts.Pod + " ended (" + describeExit(exit) + ")"})
-			return
-		}
-	}
-	switch d.Verdict {
-	case Complete:
-		p.settle(ts, succeeded)
-		if !succeeded {
-			p.taskFailedRule(role, ts)
-		}
-	case FailJob:
-		ts.State = musterv1.TaskFailed
-		p.fail(taskCompletion(musterv1.ReasonPermanentExitCode,
-			ts.Pod+" failed with a permanent error ("+describeExit(exit)+"); restartPolicy "+string(role.RestartPolicy)+" does not retry it",
-			role.Name, ts))
-	case Replace:
-		if gangRestarts(p.job, role) {
-			ts.State = musterv1.TaskFailed
-			p.restartJob("restarting the whole job: "+ts.Pod+" ended ("+describeExit(exit)+") and role "+role.Name+" restarts as a gang", d.Accountable)
-			return
-		}
-		p.restartTask(role, ts, pod, d.Accountable)
-	}
+	d := DecideEnd(p.job, role, end)
+	p.act(d.Action, failureCase{role: role, task: ts, pod: pod, accountable: d.Accountable, why: d.Why, reason: d.Reason})
 }
 
 // settle makes a task's end final.

@@ -17,9 +17,9 @@ const (
 	FailJob Verdict = "FailJob"
 )
 
-// Decision is the verdict on one ended pod and whether a restart counts
-// against the limits.
-type Decision struct {
+// Judgment is the restart policy's verdict on one ended pod and whether a
+// restart counts against the limits.
+type Judgment struct {
 	Verdict     Verdict
 	Accountable bool
 }
@@ -38,32 +38,39 @@ var retryableExitCodes = map[int32]bool{130: true, 137: true, 138: true, 143: tr
 //   - under ExitCode, the retryable exits and OOM kills of capabilities
 //     decision 1 are restarted whatever their class, and any other exit
 //     that is not Transient fails the job at once.
-func Decide(policy musterv1.RestartPolicy, succeeded bool, exit musterv1.ExitStatus, classify bool) Decision {
+func Decide(policy musterv1.RestartPolicy, succeeded bool, exit musterv1.ExitStatus, classify bool) Judgment {
 	if succeeded {
 		if policy == musterv1.RestartPolicyAlways {
-			return Decision{Verdict: Replace, Accountable: true}
+			return Judgment{Verdict: Replace, Accountable: true}
 		}
-		return Decision{Verdict: Complete}
+		return Judgment{Verdict: Complete}
 	}
 	transient := classify && exit.IsTransient()
-	accountable := !transient || signalled(exit)
+	accountable := counts(exit, classify)
 	switch policy {
 	case musterv1.RestartPolicyNever:
-		return Decision{Verdict: Complete}
+		return Judgment{Verdict: Complete}
 	case musterv1.RestartPolicyOnFailure, musterv1.RestartPolicyAlways:
 		if classify && exit.IsPermanent() {
-			return Decision{Verdict: Complete}
+			return Judgment{Verdict: Complete}
 		}
-		return Decision{Verdict: Replace, Accountable: accountable}
+		return Judgment{Verdict: Replace, Accountable: accountable}
 	default: // ExitCode, the default policy.
 		switch {
 		case retryableExitCodes[exit.Code] || exit.Reason == "OOMKilled":
-			return Decision{Verdict: Replace, Accountable: accountable}
+			return Judgment{Verdict: Replace, Accountable: accountable}
 		case transient:
-			return Decision{Verdict: Replace, Accountable: accountable}
+			return Judgment{Verdict: Replace, Accountable: accountable}
 		}
-		return Decision{Verdict: FailJob}
+		return Judgment{Verdict: FailJob}
 	}
+}
+
+// counts is whether restarting after a failure counts against the budget:
+// always, but for a Transient failure the infrastructure caused, with
+// classification on.
+func counts(exit musterv1.ExitStatus, classify bool) bool {
+	return !(classify && exit.IsTransient()) || signalled(exit)
 }
 
 // signalled is whether a Transient class came only from the signal that

@@ -19,27 +19,27 @@ func TestDecide(t *testing.T) {
 		policy    musterv1.RestartPolicy
 		succeeded bool
 		exit      musterv1.ExitStatus
-		want      Decision
+		want      Judgment
 	}{
-		"Never, failure":                     {musterv1.RestartPolicyNever, false, exit(137, "Error", false), Decision{Verdict: Complete}},
-		"Never, eviction":                    {musterv1.RestartPolicyNever, false, exit(0, "Evicted", true), Decision{Verdict: Complete}},
-		"Never, success":                     {musterv1.RestartPolicyNever, true, exit(0, "", false), Decision{Verdict: Complete}},
-		"OnFailure, failure":                 {musterv1.RestartPolicyOnFailure, false, exit(1, "Error", false), Decision{Verdict: Replace, Accountable: true}},
-		"OnFailure, eviction":                {musterv1.RestartPolicyOnFailure, false, exit(0, "Evicted", true), Decision{Verdict: Replace}},
-		"OnFailure, success":                 {musterv1.RestartPolicyOnFailure, true, exit(0, "", false), Decision{Verdict: Complete}},
-		"Always, success":                    {musterv1.RestartPolicyAlways, true, exit(0, "", false), Decision{Verdict: Replace, Accountable: true}},
-		"Always, failure":                    {musterv1.RestartPolicyAlways, false, exit(2, "Error", false), Decision{Verdict: Replace, Accountable: true}},
-		"ExitCode, SIGINT 130":               {musterv1.RestartPolicyExitCode, false, exit(130, "Error", false), Decision{Verdict: Replace, Accountable: true}},
-		"ExitCode, SIGKILL 137":              {musterv1.RestartPolicyExitCode, false, exit(137, "Error", false), Decision{Verdict: Replace, Accountable: true}},
-		"ExitCode, SIGUSR1 138":              {musterv1.RestartPolicyExitCode, false, exit(138, "Error", false), Decision{Verdict: Replace, Accountable: true}},
-		"ExitCode, SIGTERM 143":              {musterv1.RestartPolicyExitCode, false, exit(143, "Error", false), Decision{Verdict: Replace, Accountable: true}},
-		"ExitCode, OOMKilled":                {musterv1.RestartPolicyExitCode, false, exit(137, "OOMKilled", false), Decision{Verdict: Replace, Accountable: true}},
-		"ExitCode, evicted":                  {musterv1.RestartPolicyExitCode, false, exit(0, "Evicted", true), Decision{Verdict: Replace}},
-		"ExitCode, exit 1 is permanent":      {musterv1.RestartPolicyExitCode, false, exit(1, "Error", false), Decision{Verdict: FailJob}},
-		"ExitCode, exit 127 is permanent":    {musterv1.RestartPolicyExitCode, false, exit(127, "Error", false), Decision{Verdict: FailJob}},
-		"ExitCode, SIGSEGV 139 is permanent": {musterv1.RestartPolicyExitCode, false, exit(139, "Error", false), Decision{Verdict: FailJob}},
-		"ExitCode, success":                  {musterv1.RestartPolicyExitCode, true, exit(0, "", false), Decision{Verdict: Complete}},
-		"empty policy acts as ExitCode":      {"", false, exit(1, "Error", false), Decision{Verdict: FailJob}},
+		"Never, failure":                     {musterv1.RestartPolicyNever, false, exit(137, "Error", false), Judgment{Verdict: Complete}},
+		"Never, eviction":                    {musterv1.RestartPolicyNever, false, exit(0, "Evicted", true), Judgment{Verdict: Complete}},
+		"Never, success":                     {musterv1.RestartPolicyNever, true, exit(0, "", false), Judgment{Verdict: Complete}},
+		"OnFailure, failure":                 {musterv1.RestartPolicyOnFailure, false, exit(1, "Error", false), Judgment{Verdict: Replace, Accountable: true}},
+		"OnFailure, eviction":                {musterv1.RestartPolicyOnFailure, false, exit(0, "Evicted", true), Judgment{Verdict: Replace}},
+		"OnFailure, success":                 {musterv1.RestartPolicyOnFailure, true, exit(0, "", false), Judgment{Verdict: Complete}},
+		"Always, success":                    {musterv1.RestartPolicyAlways, true, exit(0, "", false), Judgment{Verdict: Replace, Accountable: true}},
+		"Always, failure":                    {musterv1.RestartPolicyAlways, false, exit(2, "Error", false), Judgment{Verdict: Replace, Accountable: true}},
+		"ExitCode, SIGINT 130":               {musterv1.RestartPolicyExitCode, false, exit(130, "Error", false), Judgment{Verdict: Replace, Accountable: true}},
+		"ExitCode, SIGKILL 137":              {musterv1.RestartPolicyExitCode, false, exit(137, "Error", false), Judgment{Verdict: Replace, Accountable: true}},
+		"ExitCode, SIGUSR1 138":              {musterv1.RestartPolicyExitCode, false, exit(138, "Error", false), Judgment{Verdict: Replace, Accountable: true}},
+		"ExitCode, SIGTERM 143":              {musterv1.RestartPolicyExitCode, false, exit(143, "Error", false), Judgment{Verdict: Replace, Accountable: true}},
+		"ExitCode, OOMKilled":                {musterv1.RestartPolicyExitCode, false, exit(137, "OOMKilled", false), Judgment{Verdict: Replace, Accountable: true}},
+		"ExitCode, evicted":                  {musterv1.RestartPolicyExitCode, false, exit(0, "Evicted", true), Judgment{Verdict: Replace}},
+		"ExitCode, exit 1 is permanent":      {musterv1.RestartPolicyExitCode, false, exit(1, "Error", false), Judgment{Verdict: FailJob}},
+		"ExitCode, exit 127 is permanent":    {musterv1.RestartPolicyExitCode, false, exit(127, "Error", false), Judgment{Verdict: FailJob}},
+		"ExitCode, SIGSEGV 139 is permanent": {musterv1.RestartPolicyExitCode, false, exit(139, "Error", false), Judgment{Verdict: FailJob}},
+		"ExitCode, success":                  {musterv1.RestartPolicyExitCode, true, exit(0, "", false), Judgment{Verdict: Complete}},
+		"empty policy acts as ExitCode":      {"", false, exit(1, "Error", false), Judgment{Verdict: FailJob}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -52,7 +52,7 @@ func TestDecide(t *testing.T) {
 
 func TestDecideWithoutClassification(t *testing.T) {
 	evicted := musterv1.ExitStatus{CompletionCode: -1000, Reason: "Evicted", Attributes: []string{"Transient"}}
-	if got := Decide(musterv1.RestartPolicyOnFailure, false, evicted, false); got != (Decision{Verdict: Replace, Accountable: true}) {
+	if got := Decide(musterv1.RestartPolicyOnFailure, false, evicted, false); got != (Judgment{Verdict: Replace, Accountable: true}) {
 		t.Errorf("without classification every restart counts, got %+v", got)
 	}
 	permanent := musterv1.ExitStatus{Code: 127, CompletionCode: -1203, Attributes: []string{"Permanent"}}

@@ -13,25 +13,30 @@ import (
 	"github.com/muster-dev/muster/internal/policy"
 )
 
-// failureCase is an event a failure rule acts on: a task's pod that
-// ended or has not started (task set), every task of a role that succeeded
-// or one that failed for good (role set), or the whole job (neither).
+// failureCase is an event an action is taken on: a task's pod that ended
+// or has not started (task set), every task of a role that succeeded or one
+// that failed for good (role set), or the whole job (neither).
 type failureCase struct {
 	role        *musterv1.Role
 	task        *musterv1.TaskStatus
 	pod         *corev1.Pod
 	accountable bool
 	why         string
+	// reason is the job's completion reason if the action ends the job.
+	reason string
 }
 
-// actions is what each rule action does. The planner looks the action up
-// here and nowhere else, so the table is the whole meaning of a rule. It is
-// filled in init because the actions themselves raise events that apply
-// rules.
+// actions is what each action does, whether a failure rule or a restart
+// policy chose it. The planner looks an action up here and nowhere else, so
+// the table is the whole meaning of an action. It is filled in init
+// because the actions themselves raise events that take actions.
 var actions map[musterv1.FailureAction]func(*planner, failureCase)
 
 func init() {
 	actions = map[musterv1.FailureAction]func(*planner, failureCase){
+		actionSucceedTask: func(p *planner, c failureCase) {
+			p.settle(c.task, true)
+		},
 		musterv1.ActionRestartTask: func(p *planner, c failureCase) {
 			p.restartTask(c.role, c.task, c.pod, c.accountable)
 		},
@@ -40,8 +45,8 @@ func init() {
 			markEnded(c.task)
 		},
 		musterv1.ActionRestartJob: func(p *planner, c failureCase) {
-			p.restartJob(c.why, c.accountable)
 			markEnded(c.task)
+			p.restartJob(c.why, c.accountable)
 		},
 		musterv1.ActionFailTask: func(p *planner, c failureCase) {
 			p.settle(c.task, false)
@@ -52,18 +57,18 @@ func init() {
 			p.taskFailedRule(c.role, c.task)
 		},
 		musterv1.ActionFailJob: func(p *planner, c failureCase) {
-			p.fail(p.ruleCompletion(musterv1.ReasonPolicyFailed, c))
 			markEnded(c.task)
+			p.fail(p.completionOf(c))
 		},
 		musterv1.ActionTerminateJob: func(p *planner, c failureCase) {
-			p.failForGood(p.ruleCompletion(musterv1.ReasonTerminated, c))
 			markEnded(c.task)
+			p.failForGood(p.completionOf(c))
 		},
 		musterv1.ActionCompleteJob: func(p *planner, c failureCase) {
-			if p.outcome == nil {
-				p.outcome = &Outcome{Succeeded: true, Completion: p.ruleCompletion(musterv1.ReasonPolicyCompleted, c)}
-			}
 			markEnded(c.task)
+			if p.outcome == nil {
+				p.outcome = &Outcome{Succeeded: true, Completion: p.completionOf(c)}
+			}
 		},
 		musterv1.ActionSuspendJob: func(p *planner, c failureCase) {
 			p.suspendByPolicy(c.why)
@@ -75,11 +80,17 @@ func init() {
 	}
 }
 
-// applyRule carries out rule i for c.
+// act carries out action for c.
+func (p *planner) act(action musterv1.FailureAction, c failureCase) {
+	actions[action](p, c)
+}
+
+// applyRule carries out failure rule i for an event of a role or the job.
 func (p *planner) applyRule(i int, c failureCase) {
-	rule := p.job.Spec.FailurePolicy.Rules[i]
-	c.why += fmt.Sprintf(", and spec.failurePolicy.rules[%d] has action %s", i, rule.Action)
-	actions[rule.Action](p, c)
+	action := p.job.Spec.FailurePolicy.Rules[i].Action
+	c.why += fmt.Sprintf(", and spec.failurePolicy.rules[%d] has action %s", i, action)
+	c.reason = ruleReasons[action]
+	p.act(action, c)
 }
 
 // markEnded makes a task whose pod ended final, unless it succeeded.
@@ -89,33 +100,16 @@ func markEnded(ts *musterv1.TaskStatus) {
 	}
 }
 
-// ruleCompletion is the job's completion when a rule ends it.
-func (p *planner) ruleCompletion(reason string, c failureCase) musterv1.CompletionStatus {
-	out := musterv1.CompletionStatus{Reason: reason, Message: c.why}
+// completionOf is the job's completion when an action ends it.
+func (p *planner) completionOf(c failureCase) musterv1.CompletionStatus {
+	out := musterv1.CompletionStatus{Reason: c.reason, Message: c.why}
 	if c.role != nil {
 		out.Role = c.role.Name
 	}
 	if c.task != nil {
-		out = taskCompletion(reason, c.why, out.Role, c.task)
+		out = taskCompletion(c.reason, c.why, out.Role, c.task)
 	}
 	return out
-}
-
-// evictionCodes are the completion codes of pods the infrastructure took
-// away: they raise PodEvicted rather than PodFailed.
-var evictionCodes = map[int32]bool{
-	policy.CodePodDeletedExternally: true, policy.CodePodEvicted: true, policy.CodePodNodeLost: true,
-	policy.CodePodPreempted: true, policy.CodePodNodeShutdown: true, policy.CodePodDisrupted: true,
-	policy.CodePodOutOfResource: true,
-}
-
-// matchEnd finds the rule for a failed or vanished pod.
-func (p *planner) matchEnd(role *musterv1.Role, pod *corev1.Pod, exit musterv1.ExitStatus) (int, bool) {
-	obs := policy.Observed{Event: musterv1.EventPodFailed, Role: role.Name, ExitCode: new(exit.Code), Class: policy.ClassOf(exit.Attributes)}
-	if pod == nil || evictionCodes[exit.CompletionCode] {
-		obs = policy.Observed{Event: musterv1.EventPodEvicted, Role: role.Name, Class: policy.ClassOf(exit.Attributes)}
-	}
-	return p.match(obs)
 }
 
 // match finds the rule for an event, if the job is not already ending or

@@ -145,6 +145,9 @@ func TestExitCodeRuleOverridesRestartPolicy(t *testing.T) {
 	if ts := w.task("trainer", 1); ts.State != musterv1.TaskRestarting || w.job.Status.Attempt != 0 {
 		t.Fatalf("exit 3 restarts the pod only: task %+v attempt %d", ts, w.job.Status.Attempt)
 	}
+	if r := w.job.Status.Restarts; r != (musterv1.RestartCounts{Total: 1, Accountable: 1}) {
+		t.Fatalf("a rule's restart of a code error counts, whatever the restart policy: %+v", r)
+	}
 	w.step()
 	w.untilPods(4)
 	w.runEverything()

@@ -1,0 +1,104 @@
+package plan
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/policy"
+)
+
+// Decision is what happens to a task whose pod ended. It is made in one
+// place, DecideEnd, and carried out by one table, actions: the first
+// failure rule that matches the end decides, else the role's restart
+// policy does, and either way the outcome is an action of that table.
+type Decision struct {
+	Action musterv1.FailureAction
+	// Rule is the index of the failure rule that decided, or -1 when the
+	// restart policy did.
+	Rule int
+	// Accountable is whether a restart the action makes counts against the
+	// budget (see Decide).
+	Accountable bool
+	// Reason is the job's completion reason, should the action end the job.
+	Reason string
+	// Why says it in words, for status and events.
+	Why string
+}
+
+// actionSucceedTask ends a task as succeeded: the one outcome no failure
+// rule can ask for, so it is not part of the API.
+const actionSucceedTask musterv1.FailureAction = "SucceedTask"
+
+// End is how one task's pod ended.
+type End struct {
+	// Pod is the pod's name, Exit how it ended.
+	Pod  string
+	Exit musterv1.ExitStatus
+	// Succeeded: the pod exited 0. Vanished: it went away before it ended.
+	Succeeded, Vanished bool
+}
+
+// DecideEnd decides what happens to a task of role whose pod ended.
+func DecideEnd(job *musterv1.TrainingJob, role *musterv1.Role, end End) Decision {
+	classify := classifies(job)
+	verdict := Decide(role.RestartPolicy, end.Succeeded, end.Exit, classify)
+	what := end.Pod + " ended (" + describeExit(end.Exit) + ")"
+	if !end.Succeeded {
+		if i, ok := policy.Match(job.Spec.FailurePolicy.Rules, observedEnd(role, end)); ok {
+			action := job.Spec.FailurePolicy.Rules[i].Action
+			// A rule's restart counts by the failure's class, whatever the
+			// restart policy would have done.
+			return Decision{Action: action, Rule: i, Accountable: counts(end.Exit, classify), Reason: ruleReasons[action],
+				Why: fmt.Sprintf("%s, and spec.failurePolicy.rules[%d] has action %s", what, i, action)}
+		}
+	}
+	d := Decision{Rule: -1, Accountable: verdict.Accountable, Why: what}
+	switch {
+	case verdict.Verdict == Complete && end.Succeeded:
+		d.Action = actionSucceedTask
+	case verdict.Verdict == Complete:
+		d.Action = musterv1.ActionFailTask
+	case verdict.Verdict == FailJob:
+		d.Action, d.Reason = musterv1.ActionFailJob, musterv1.ReasonPermanentExitCode
+		d.Why = end.Pod + " failed with a permanent error (" + describeExit(end.Exit) + "); restartPolicy " +
+			string(role.RestartPolicy) + " does not retry it"
+	case gangRestarts(job, role):
+		d.Action = musterv1.ActionRestartJob
+		d.Why = "restarting the whole job: " + what + " and role " + role.Name + " restarts as a gang"
+	default:
+		d.Action = musterv1.ActionRestartTask
+	}
+	return d
+}
+
+// ruleReasons are the completion reasons of the rule actions that end a
+// job.
+var ruleReasons = map[musterv1.FailureAction]string{
+	musterv1.ActionFailJob:      musterv1.ReasonPolicyFailed,
+	musterv1.ActionTerminateJob: musterv1.ReasonTerminated,
+	musterv1.ActionCompleteJob:  musterv1.ReasonPolicyCompleted,
+}
+
+// evictionCodes are the completion codes of pods the infrastructure took
+// away: they raise PodEvicted rather than PodFailed.
+var evictionCodes = map[int32]bool{
+	policy.CodePodDeletedExternally: true, policy.CodePodEvicted: true, policy.CodePodNodeLost: true,
+	policy.CodePodPreempted: true, policy.CodePodNodeShutdown: true, policy.CodePodDisrupted: true,
+	policy.CodePodOutOfResource: true,
+}
+
+// observedEnd is a pod's end in the terms the failure rules match.
+func observedEnd(role *musterv1.Role, end End) policy.Observed {
+	class := policy.ClassOf(end.Exit.Attributes)
+	if end.Vanished || evictionCodes[end.Exit.CompletionCode] {
+		return policy.Observed{Event: musterv1.EventPodEvicted, Role: role.Name, Class: class}
+	}
+	return policy.Observed{Event: musterv1.EventPodFailed, Role: role.Name, ExitCode: new(end.Exit.Code), Class: class}
+}
+
+// endOf is how a task's pod (nil: vanished) ended.
+func endOf(ts *musterv1.TaskStatus, pod *corev1.Pod, exit musterv1.ExitStatus) End {
+	return End{Pod: ts.Pod, Exit: exit, Succeeded: pod != nil && pod.Status.Phase == corev1.PodSucceeded, Vanished: pod == nil}
+}
