@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
-	"github.com/muster-dev/muster/internal/plan"
+	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
 func newScaleCommand(cf *clientFlags) *cobra.Command {
@@ -65,7 +65,7 @@ func scaleTarget(job *musterv1.TrainingJob, role string, replicas int32) (int, e
 	if job.Status.Finished() {
 		return 0, fmt.Errorf("job %s has finished (%s): scaling it would do nothing", job.Name, job.Status.Phase)
 	}
-	scalable := plan.ScalableRoles(job)
+	scalable := topology.ScalableRoles(job)
 	if role == "" && len(scalable) > 0 {
 		var lo, hi int32
 		for _, r := range job.Spec.Scaling.Roles {

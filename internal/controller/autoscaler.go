@@ -29,6 +29,7 @@ import (
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/autoscale"
 	"github.com/muster-dev/muster/internal/plan"
+	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
 // Autoscaler resizes the elastic role of jobs that ask for it by measured
@@ -125,7 +126,7 @@ func (a *Autoscaler) stateFor(job *musterv1.TrainingJob) autoscale.State {
 // active is whether a job is running and not held.
 func active(job *musterv1.TrainingJob) bool {
 	return job.DeletionTimestamp == nil && !ptr.Deref(job.Spec.Run.Suspend, false) &&
-		!job.Status.Finished() && plan.Autoscales(job)
+		!job.Status.Finished() && topology.Autoscales(job)
 }
 
 // observe counts the elastic role's pods and reads a new sample.
@@ -138,7 +139,7 @@ func (a *Autoscaler) observe(ctx context.Context, job *musterv1.TrainingJob) (au
 	}); err != nil {
 		return obs, err
 	}
-	scalable := plan.ScalableRoles(job)
+	scalable := topology.ScalableRoles(job)
 	var running []*corev1.Pod
 	for i := range list.Items {
 		pod := &list.Items[i]
@@ -179,7 +180,7 @@ func (a *Autoscaler) writeStatus(ctx context.Context, job *musterv1.TrainingJob,
 func (a *Autoscaler) SetupWithManager(mgr ctrl.Manager) error {
 	wants := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		job, ok := o.(*musterv1.TrainingJob)
-		return ok && plan.Autoscales(job)
+		return ok && topology.Autoscales(job)
 	})
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1.TrainingJob{}, builder.WithPredicates(wants, predicate.GenerationChangedPredicate{})).

@@ -22,6 +22,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/plan"
+	"github.com/muster-dev/muster/internal/plan/objects"
 )
 
 // Options tune the reconciler.
@@ -154,7 +155,7 @@ func (r *Reconciler) observe(ctx context.Context, job *musterv1.TrainingJob) ([]
 		}
 	}
 	var svc corev1.Service
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: plan.ServiceName(job)}, &svc)
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: objects.ServiceName(job)}, &svc)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, false, err
 	}

@@ -9,6 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/topology"
 	"github.com/muster-dev/muster/internal/policy"
 )
 
@@ -187,14 +188,5 @@ func completionOf(o *Outcome) policy.Completion {
 // rule with action RestartTask or RestartJob chooses otherwise.
 func gangRestarts(job *musterv1.TrainingJob, role *musterv1.Role) bool {
 	rt := job.Spec.Runtime
-	return rt != nil && rt.PyTorch != nil && !isElastic(job, role.Name)
-}
-
-func roleOf(job *musterv1.TrainingJob, name string) *musterv1.Role {
-	for i := range job.Spec.Roles {
-		if job.Spec.Roles[i].Name == name {
-			return &job.Spec.Roles[i]
-		}
-	}
-	return nil
+	return rt != nil && rt.PyTorch != nil && !topology.IsElastic(job, role.Name)
 }

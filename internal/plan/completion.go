@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
 // Rule is a role's completion policy with presets filled in. A value below
@@ -31,12 +32,12 @@ func EffectiveCompletion(job *musterv1.TrainingJob) map[string]Rule {
 	if rt := job.Spec.Runtime; rt != nil && rt.PyTorch != nil {
 		masterDecides = len(job.Spec.Roles) > 1
 	}
-	master := MasterRole(job)
+	master := topology.MasterRole(job)
 	for _, r := range job.Spec.Roles {
 		rule := Rule{MinSucceeded: -1, MinFailed: 1}
 		switch {
-		case isElastic(job, r.Name):
-			rule = Rule{MinSucceeded: 1, MinFailed: Replicas(&r) - MinReplicas(job, &r) + 1}
+		case topology.IsElastic(job, r.Name):
+			rule = Rule{MinSucceeded: 1, MinFailed: topology.Replicas(&r) - topology.MinReplicas(job, &r) + 1}
 		case masterDecides && r.Name == master:
 			rule = Rule{MinSucceeded: 1, MinFailed: 1}
 		}

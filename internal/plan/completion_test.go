@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/topology"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -40,7 +41,7 @@ func TestEffectiveCompletion(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			if diff := cmp.Diff(tc.want, EffectiveCompletion(Effective(tc.job))); diff != "" {
+			if diff := cmp.Diff(tc.want, EffectiveCompletion(topology.Effective(tc.job))); diff != "" {
 				t.Errorf("EffectiveCompletion (-want +got):\n%s", diff)
 			}
 		})

@@ -3,52 +3,11 @@ package plan
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
-
-func TestDebugReplacesCommands(t *testing.T) {
-	withInit := func(p *corev1.PodTemplateSpec) {
-		p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox"}}
-		p.Spec.Containers[0].Args = []string{"--lr=0.1"}
-	}
-	cases := map[string]struct {
-		debug       musterv1.DebugPolicy
-		role        string
-		wantCommand []string
-		wantInit    int
-	}{
-		"default is sleep inf":        {debug: musterv1.DebugPolicy{}, role: "worker", wantCommand: []string{"sleep", "inf"}, wantInit: 1},
-		"job-wide command, skip init": {debug: musterv1.DebugPolicy{Command: []string{"bash"}, SkipInitContainers: new(true)}, role: "worker", wantCommand: []string{"bash"}},
-		"the role's own settings win": {
-			debug: musterv1.DebugPolicy{Command: []string{"bash"}, Roles: []musterv1.RoleDebug{{Name: "master", Command: []string{"sleep", "600"}, SkipInitContainers: new(true)}}},
-			role:  "master", wantCommand: []string{"sleep", "600"},
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			job := testutil.MakeJob("j", "ns").Role("master", 1).Template(withInit).Role("worker", 1).Template(withInit).Debug(tc.debug).Obj()
-			idx := 0
-			if tc.role == "worker" {
-				idx = 1
-			}
-			pod, err := DesiredPod(job, &job.Spec.Roles[idx], 0, 1)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := pod.Spec.Containers[0]
-			if diff := cmp.Diff(tc.wantCommand, c.Command); diff != "" || c.Args != nil {
-				t.Errorf("command (-want +got):\n%s args %v", diff, c.Args)
-			}
-			if len(pod.Spec.InitContainers) != tc.wantInit {
-				t.Errorf("init containers = %d, want %d", len(pod.Spec.InitContainers), tc.wantInit)
-			}
-		})
-	}
-}
 
 func TestDependsOnHoldsRoleBack(t *testing.T) {
 	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/topology"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -59,7 +60,7 @@ func TestDecideEnd(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			job := Effective(tc.job)
+			job := topology.Effective(tc.job)
 			d := DecideEnd(job, &job.Spec.Roles[tc.role], tc.end)
 			if diff := cmp.Diff(tc.want, want{d.Action, d.Rule, d.Accountable, d.Reason}); diff != "" {
 				t.Errorf("DecideEnd (-want +got):\n%s", diff)

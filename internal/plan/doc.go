@@ -1,7 +1,60 @@
-// Package plan holds every decision the operator makes, as pure functions of
-// (job, observed pods, clock). Nothing here talks to the API server: the
-// controller observes, calls Plan, writes the status it returns, and only
-// then carries out the actions it returns. Writing first is what makes each
-// decision survive an operator crash: a restart is counted in status before
-// the failed pod is deleted, so it is neither lost nor counted twice.
+// Package plan holds every decision the operator makes about a job, as a
+// pure function of (job with the status last written, observed pods, clock).
+// Nothing here talks to the API server: the controller observes, calls Plan,
+// writes the status it returns, and only then carries out the actions it
+// returns. Writing first is what makes each decision survive an operator
+// crash: a restart is counted in status before the failed pod is deleted,
+// so it is neither lost nor counted twice.
+//
+// # Phases of a plan
+//
+//  1. Observe (indexPods): sort the pods into the current attempt's tasks,
+//     the rendezvous store, and strays (another attempt, a removed role or
+//     index), which are deleted.
+//  2. Job-wide gates (Plan): a finished job only cleans up; Stop ends it;
+//     Create holds it; suspend stops it; a delayed attempt waits.
+//  3. Sync each task (syncRole, syncTask) along the task state machine
+//     below. A pod that ended is classified (ExitOf) and judged in one
+//     place, DecideEnd: the first matching failure rule, else the role's
+//     restart policy. The decision is an action of one table (actions in
+//     rules.go), which every path shares: a rule, a restart policy, the
+//     TaskCompleted, TaskFailed, PodPending and PartlyPlaced events.
+//  4. Job-level outcomes: role restarts, a new attempt (gang restart or
+//     retry), the elastic world's minimum, completion rules, the deadline.
+//  5. Summarize: counts, phase and conditions derived from the task states,
+//     so they never disagree with them; the /scale fields.
+//
+// What a job's spec says about its roles (sizes, scalable and elastic
+// roles, the master) is in subpackage topology; the objects a plan asks to
+// create are built by subpackage objects.
+//
+// # Task state machine
+//
+//	Creating --pod seen--> Pending --pod runs--> Running
+//	   ^                      |                     |
+//	   |                      +------pod ends-------+
+//	   |                                 |
+//	   |                  DecideEnd (rule, else restart policy)
+//	   |            +--------------------+------------------+
+//	   |        restart              fail task          succeed task
+//	   |            |                    |                  |
+//	   +-- gone -- Restarting          Failed            Succeeded   (final)
+//
+// A restart is written (Restarting, with the ended pod's UID) before that
+// pod is deleted, and the replacement is created only once it is gone, so a
+// task never has two pods. A scale-down marks the tasks it removes
+// deletionPending before deleting their pods; they never count again. A
+// suspend or the end of the job stops running tasks (Stopped); a resume
+// recreates them without counting a restart.
+//
+// # Job state machine
+//
+//	Pending <--> Running <--> Restarting        (while it runs)
+//	   any of them --suspend--> Suspended --resume--> Pending
+//	   any of them --completion rule, failure rule, budget, deadline,
+//	                 permanent exit, stop--> Succeeded | Failed   (final)
+//
+// A failed attempt may be retried (failurePolicy.retry): a new attempt
+// recreates every pod. A finished job never creates a pod again.
+// docs/state-machine.md has the conditions and reasons of each state.
 package plan

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
 // defaultBelowMinTimeout bounds how long an elastic role may run short.
@@ -17,18 +18,18 @@ const defaultBelowMinTimeout = 600 * time.Second
 // decision 4): a lost worker is replaced meanwhile, and a role that comes
 // back to minReplicas clears the clock.
 func (p *planner) checkElasticSize(roles []musterv1.RoleStatus) {
-	if elasticPolicy(p.job) == nil || p.outcome != nil || p.restart != nil {
+	if topology.ElasticPolicy(p.job) == nil || p.outcome != nil || p.restart != nil {
 		return
 	}
 	// One world spans the elastic roles: count and bound them together.
 	var minN, up int32
-	for _, name := range ElasticRoles(p.job) {
-		role := roleOf(p.job, name)
+	for _, name := range topology.ElasticRoles(p.job) {
+		role := topology.Find(p.job, name)
 		rs := roleStatus(&musterv1.TrainingJobStatus{Roles: roles}, name)
 		if role == nil || rs == nil {
 			continue
 		}
-		minN += MinReplicas(p.job, role)
+		minN += topology.MinReplicas(p.job, role)
 		for _, t := range rs.Tasks {
 			if counted(t) && (t.State == musterv1.TaskRunning || t.State == musterv1.TaskSucceeded) {
 				up++
@@ -52,7 +53,7 @@ func (p *planner) checkElasticSize(roles []musterv1.RoleStatus) {
 		return
 	}
 	p.fail(musterv1.CompletionStatus{
-		Reason: musterv1.ReasonBelowMinReplicas, Role: ElasticRoles(p.job)[0],
+		Reason: musterv1.ReasonBelowMinReplicas, Role: topology.ElasticRoles(p.job)[0],
 		Message: fmt.Sprintf("the elastic world has had fewer than minReplicas (%d) running tasks for %s", minN, timeout),
 	})
 }

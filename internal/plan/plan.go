@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/plan/topology"
 	"github.com/muster-dev/muster/internal/policy"
 )
 
@@ -87,7 +89,7 @@ type planner struct {
 
 // Plan decides what to do next for a job.
 func Plan(in Input) Result {
-	job := Effective(in.Job)
+	job := topology.Effective(in.Job)
 	p := &planner{
 		job:    job,
 		status: in.Job.Status.DeepCopy(),
@@ -139,11 +141,11 @@ func (p *planner) indexPods() {
 	// beyond replicas: scale-down tasks are deleted by the rescale logic.
 	replicas := map[string]int32{}
 	for _, r := range p.job.Spec.Roles {
-		replicas[r.Name] = max(Replicas(&r), int32(len(tasksOf(p.status, r.Name))))
+		replicas[r.Name] = max(topology.Replicas(&r), int32(len(tasksOf(p.status, r.Name))))
 	}
 	for _, pod := range p.all {
 		if pod.Labels[musterv1.LabelComponent] == musterv1.ComponentStore {
-			if pod.Name == StorePodName(p.job) && pod.Labels[musterv1.LabelJobAttempt] == strconv.Itoa(int(p.status.Attempt)) {
+			if pod.Name == objects.StorePodName(p.job) && pod.Labels[musterv1.LabelJobAttempt] == strconv.Itoa(int(p.status.Attempt)) {
 				p.store = pod
 			} else {
 				p.strays[pod.Name] = true
@@ -158,7 +160,7 @@ func (p *planner) indexPods() {
 		if stray {
 			p.strays[pod.Name] = true
 			if pod.DeletionTimestamp != nil {
-				p.forceIfOverdue(pod, roleOf(p.job, pod.Labels[musterv1.LabelRole]))
+				p.forceIfOverdue(pod, topology.Find(p.job, pod.Labels[musterv1.LabelRole]))
 			}
 			p.deletePod(pod, "stray")
 			continue
@@ -169,7 +171,7 @@ func (p *planner) indexPods() {
 
 func (p *planner) ensureService() {
 	if !p.hasSvc {
-		p.res.CreateService = DesiredService(p.job)
+		p.res.CreateService = objects.DesiredService(p.job)
 	}
 	if !p.status.IsTrue(musterv1.ConditionCreated) {
 		p.setCondition(musterv1.ConditionCreated, true, musterv1.ReasonCreated, "the job was accepted and its Service made")
@@ -230,7 +232,7 @@ func (p *planner) checkDeadline() {
 // before it, which are the only ones it may depend on.
 func (p *planner) syncRole(role *musterv1.Role, done []musterv1.RoleStatus) musterv1.RoleStatus {
 	old := roleStatus(p.status, role.Name)
-	replicas := Replicas(role)
+	replicas := topology.Replicas(role)
 	size := max(replicas, int32(len(tasksOf(p.status, role.Name))))
 	rs := musterv1.RoleStatus{Name: role.Name, Replicas: replicas, Tasks: make([]musterv1.TaskStatus, 0, size)}
 	waitFor := unmetDependency(role, done)
@@ -239,7 +241,7 @@ func (p *planner) syncRole(role *musterv1.Role, done []musterv1.RoleStatus) must
 	}
 	for i := int32(0); i < size; i++ {
 		ts := taskStatus(old, i)
-		ts.Pod = PodName(p.job.Name, role.Name, i)
+		ts.Pod = objects.PodName(p.job.Name, role.Name, i)
 		switch {
 		case i >= replicas || (ts.DeletionPending && p.pods[ts.Pod] != nil):
 			// Scaled down, or scaled down and back up before the old
@@ -265,7 +267,7 @@ func (p *planner) syncRole(role *musterv1.Role, done []musterv1.RoleStatus) must
 // syncTask moves one task along its state machine. See
 // docs/state-machine.md.
 func (p *planner) syncTask(role *musterv1.Role, ts *musterv1.TaskStatus) {
-	ts.Pod = PodName(p.job.Name, role.Name, ts.Index)
+	ts.Pod = objects.PodName(p.job.Name, role.Name, ts.Index)
 	pod := p.pods[ts.Pod]
 	final := ts.State == musterv1.TaskSucceeded || ts.State == musterv1.TaskFailed
 	if pod != nil && pod.UID != ts.PodUID && !isEnded(ts, pod.UID) && !final {
@@ -381,7 +383,7 @@ func (p *planner) createPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
 		p.waitingForStore = true
 		return
 	}
-	pod, err := DesiredPod(p.job, role, ts.Index, ts.Attempts+1)
+	pod, err := objects.DesiredPod(p.job, role, ts.Index, ts.Attempts+1)
 	if err != nil {
 		p.fail(musterv1.CompletionStatus{Reason: musterv1.ReasonPodCreateFailed, Message: err.Error(), Role: role.Name})
 		return

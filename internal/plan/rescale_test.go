@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/topology"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -34,7 +35,7 @@ func (w *world) checkInvariants() {
 	for name, pod := range w.pods {
 		role := pod.Labels[musterv1.LabelRole]
 		idx := podIndex(pod)
-		if r := roleOf(w.job, role); r != nil && idx >= Replicas(r) {
+		if r := topology.Find(w.job, role); r != nil && idx >= topology.Replicas(r) {
 			if t, ok := findTask(w.job, role, idx); !ok || !t.DeletionPending {
 				w.t.Fatalf("pod %s beyond replicas without a deletion-pending task", name)
 			}

@@ -70,7 +70,7 @@ func Decide(policy musterv1.RestartPolicy, succeeded bool, exit musterv1.ExitSta
 // always, but for a Transient failure the infrastructure caused, with
 // classification on.
 func counts(exit musterv1.ExitStatus, classify bool) bool {
-	return !(classify && exit.IsTransient()) || signalled(exit)
+	return !classify || !exit.IsTransient() || signalled(exit)
 }
 
 // signalled is whether a Transient class came only from the signal that

@@ -173,11 +173,11 @@ func (s *sim) reconcile(step int) {
 	if wasFinished && len(res.CreatePods) > 0 {
 		s.fatalf("step %d: a finished job creates %d pods", step, len(res.CreatePods))
 	}
-	switch crash := s.rnd.IntN(10); {
-	case crash == 0:
+	switch s.rnd.IntN(10) {
+	case 0:
 		s.log = append(s.log, "crash before the status write")
 		return
-	case crash == 1:
+	case 1:
 		s.job.Status = res.Status
 		s.log = append(s.log, "crash between the status write and the actions")
 	default:

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/objects"
 )
 
 // summarize derives the counts, the phase and the Running and Restarting
@@ -78,7 +79,7 @@ func (p *planner) setRunning(running, desired int32) {
 		}
 	default:
 		if p.waitingForStore {
-			p.waiting = append(p.waiting, "the elastic world waits for the rendezvous store "+StorePodName(p.job)+" to run")
+			p.waiting = append(p.waiting, "the elastic world waits for the rendezvous store "+objects.StorePodName(p.job)+" to run")
 		}
 		if len(p.waiting) > 0 {
 			p.setCondition(musterv1.ConditionRunning, false, musterv1.ReasonWaitingForRoles, strings.Join(p.waiting, "; "))

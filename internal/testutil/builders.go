@@ -237,3 +237,12 @@ func (b *JobBuilder) Debug(d musterv1.DebugPolicy) *JobBuilder {
 	b.job.Spec.Run.Debug = &d
 	return b
 }
+
+// Env is a container's plain variables by name.
+func Env(c corev1.Container) map[string]string {
+	out := map[string]string{}
+	for _, e := range c.Env {
+		out[e.Name] = e.Value
+	}
+	return out
+}

@@ -20,7 +20,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/joblogs"
-	"github.com/muster-dev/muster/internal/plan"
+	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/testutil"
 	"github.com/muster-dev/muster/tools/demo"
 )
@@ -239,7 +239,7 @@ func (b *bench) torchFloor() (torchTimes, error) {
 			_ = p.Wait()
 		}
 	}()
-	if _, err := start("store", "/usr/bin/python3", "-c", plan.StoreScript); err != nil {
+	if _, err := start("store", "/usr/bin/python3", "-c", objects.StoreScript); err != nil {
 		return t, err
 	}
 	train := filepath.Join(b.cfg.Root, "examples", "pytorch-elastic", "train.py")

@@ -1,4 +1,4 @@
-package plan
+package objects
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
 // taskRef names one task of a job.
@@ -27,7 +28,7 @@ func musterEnv(t taskRef) []corev1.EnvVar {
 		{Name: musterv1.EnvJobName, Value: t.job.Name},
 		{Name: musterv1.EnvJobUID, Value: string(t.job.UID)},
 		{Name: musterv1.EnvRoleName, Value: t.role.Name},
-		{Name: musterv1.EnvRoleReplicas, Value: strconv.Itoa(int(Replicas(t.role)))},
+		{Name: musterv1.EnvRoleReplicas, Value: strconv.Itoa(int(topology.Replicas(t.role)))},
 		{Name: musterv1.EnvTaskIndex, Value: strconv.Itoa(int(t.index))},
 		{Name: musterv1.EnvJobAttempt, Value: strconv.Itoa(int(t.job.Status.Attempt))},
 		{Name: musterv1.EnvTaskAttempt, Value: strconv.Itoa(int(t.taskAttempt))},
@@ -46,36 +47,20 @@ func runtimeEnv(t taskRef) []corev1.EnvVar {
 		return nil
 	}
 	pt := rt.PyTorch
-	if pt.Elastic != nil && isElastic(t.job, t.role.Name) {
+	if pt.Elastic != nil && topology.IsElastic(t.job, t.role.Name) {
 		return elasticEnv(t, pt.Elastic)
 	}
 	return staticPyTorchEnv(t, pt)
 }
 
-// MasterRole is the role whose task 0 is rank 0 of a static PyTorch world.
-func MasterRole(job *musterv1.TrainingJob) string {
-	if rt := job.Spec.Runtime; rt != nil && rt.PyTorch != nil && rt.PyTorch.MasterRole != "" {
-		return rt.PyTorch.MasterRole
-	}
-	for _, r := range job.Spec.Roles {
-		if r.Name == "master" {
-			return r.Name
-		}
-	}
-	if len(job.Spec.Roles) == 0 {
-		return ""
-	}
-	return job.Spec.Roles[0].Name
-}
-
 // staticRanks orders the roles of a static world: the master role first,
 // then the others in spec order. The elastic role, if any, is not part of it.
 func staticRanks(job *musterv1.TrainingJob) []musterv1.Role {
-	master := MasterRole(job)
+	master := topology.MasterRole(job)
 	var out []musterv1.Role
 	for _, r := range job.Spec.Roles {
 		switch {
-		case isElastic(job, r.Name):
+		case topology.IsElastic(job, r.Name):
 		case r.Name == master:
 			out = append([]musterv1.Role{r}, out...)
 		default:
@@ -92,9 +77,9 @@ func staticPyTorchEnv(t taskRef, pt *musterv1.PyTorchRuntime) []corev1.EnvVar {
 		if r.Name == t.role.Name {
 			rank = world + t.index
 		}
-		world += Replicas(&r)
+		world += topology.Replicas(&r)
 	}
-	master := MasterRole(t.job)
+	master := topology.MasterRole(t.job)
 	addr := PodDNSName(t.job, master, 0)
 	if rank == 0 {
 		// Rank 0 hosts the store itself; it need not wait for its own DNS
@@ -117,10 +102,10 @@ func staticPyTorchEnv(t taskRef, pt *musterv1.PyTorchRuntime) []corev1.EnvVar {
 func elasticEnv(t taskRef, e *musterv1.ElasticPolicy) []corev1.EnvVar {
 	// One world spans every elastic role: its bounds are theirs, summed.
 	var minN, maxN int32
-	for _, name := range ElasticRoles(t.job) {
-		if r := roleOf(t.job, name); r != nil {
-			minN += MinReplicas(t.job, r)
-			maxN += MaxReplicas(t.job, r)
+	for _, name := range topology.ElasticRoles(t.job) {
+		if r := topology.Find(t.job, name); r != nil {
+			minN += topology.MinReplicas(t.job, r)
+			maxN += topology.MaxReplicas(t.job, r)
 		}
 	}
 	restarts := int32(3)
@@ -135,7 +120,7 @@ func elasticEnv(t taskRef, e *musterv1.ElasticPolicy) []corev1.EnvVar {
 	if backend == "" {
 		backend = "c10d"
 	}
-	endpoint, client := rendezvousEndpoint(t.job, e, t.role.Name, t.index)
+	endpoint, client := RendezvousEndpoint(t.job, e, t.role.Name, t.index)
 	// Unset only where the API server's defaults never ran (unit tests).
 	lastCall := cmp.Or(e.Rendezvous.LastCallTimeoutSeconds, 5)
 	join := cmp.Or(e.Rendezvous.JoinTimeoutSeconds, 600)

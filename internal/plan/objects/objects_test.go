@@ -1,4 +1,4 @@
-package plan
+package objects
 
 import (
 	"testing"
@@ -9,14 +9,6 @@ import (
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
-
-func envMap(c corev1.Container) map[string]string {
-	out := map[string]string{}
-	for _, e := range c.Env {
-		out[e.Name] = e.Value
-	}
-	return out
-}
 
 func TestDesiredPod(t *testing.T) {
 	job := testutil.MakeJob("pet", "team").UID("uid-1").Role("worker", 3).Template(func(p *corev1.PodTemplateSpec) {
@@ -54,7 +46,7 @@ func TestDesiredPod(t *testing.T) {
 	if c.Env[len(c.Env)-1].Name != musterv1.EnvRoleName || c.Env[len(c.Env)-1].Value != "mine" {
 		t.Errorf("the user's value must win and keep its place: %+v", c.Env)
 	}
-	env := envMap(c)
+	env := testutil.Env(c)
 	for k, v := range map[string]string{
 		musterv1.EnvJobName: "pet", musterv1.EnvJobUID: "uid-1", musterv1.EnvTaskIndex: "2",
 		musterv1.EnvTaskAttempt: "3", musterv1.EnvRoleReplicas: "3", musterv1.EnvPodName: "pet-worker-2",
@@ -67,7 +59,7 @@ func TestDesiredPod(t *testing.T) {
 	if c.TerminationMessagePolicy != corev1.TerminationMessageFallbackToLogsOnError {
 		t.Errorf("terminationMessagePolicy = %q", c.TerminationMessagePolicy)
 	}
-	if envMap(pod.Spec.InitContainers[0])[musterv1.EnvTaskIndex] != "2" {
+	if testutil.Env(pod.Spec.InitContainers[0])[musterv1.EnvTaskIndex] != "2" {
 		t.Error("init containers get Muster's variables too")
 	}
 }
@@ -88,7 +80,7 @@ func TestPyTorchEnv(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			env := envMap(pod.Spec.Containers[0])
+			env := testutil.Env(pod.Spec.Containers[0])
 			for k, v := range tc.want {
 				if env[k] != v {
 					t.Errorf("%s = %q, want %q", k, env[k], v)
@@ -122,7 +114,7 @@ func TestElasticEnv(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			env := envMap(pod.Spec.Containers[0])
+			env := testutil.Env(pod.Spec.Containers[0])
 			want := map[string]string{"PET_NNODES": "2:4", "PET_RDZV_BACKEND": "c10d", "PET_RDZV_ID": "u",
 				"PET_NPROC_PER_NODE": "1", "PET_MAX_RESTARTS": "3", "PET_MONITOR_INTERVAL": "1"}
 			for k, v := range tc.want {
@@ -153,5 +145,45 @@ func TestApplyPlaceholdersLeavesUnknownOnes(t *testing.T) {
 	}
 	if tmpl.Spec.Containers[0].Args[1] != "{{OTHER}}" || tmpl.Spec.Containers[0].Args[0][0] != '{' {
 		t.Error("the template itself must not change")
+	}
+}
+
+func TestDebugReplacesCommands(t *testing.T) {
+	withInit := func(p *corev1.PodTemplateSpec) {
+		p.Spec.InitContainers = []corev1.Container{{Name: "init", Image: "busybox"}}
+		p.Spec.Containers[0].Args = []string{"--lr=0.1"}
+	}
+	cases := map[string]struct {
+		debug       musterv1.DebugPolicy
+		role        string
+		wantCommand []string
+		wantInit    int
+	}{
+		"default is sleep inf":        {debug: musterv1.DebugPolicy{}, role: "worker", wantCommand: []string{"sleep", "inf"}, wantInit: 1},
+		"job-wide command, skip init": {debug: musterv1.DebugPolicy{Command: []string{"bash"}, SkipInitContainers: new(true)}, role: "worker", wantCommand: []string{"bash"}},
+		"the role's own settings win": {
+			debug: musterv1.DebugPolicy{Command: []string{"bash"}, Roles: []musterv1.RoleDebug{{Name: "master", Command: []string{"sleep", "600"}, SkipInitContainers: new(true)}}},
+			role:  "master", wantCommand: []string{"sleep", "600"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			job := testutil.MakeJob("j", "ns").Role("master", 1).Template(withInit).Role("worker", 1).Template(withInit).Debug(tc.debug).Obj()
+			idx := 0
+			if tc.role == "worker" {
+				idx = 1
+			}
+			pod, err := DesiredPod(job, &job.Spec.Roles[idx], 0, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := pod.Spec.Containers[0]
+			if diff := cmp.Diff(tc.wantCommand, c.Command); diff != "" || c.Args != nil {
+				t.Errorf("command (-want +got):\n%s args %v", diff, c.Args)
+			}
+			if len(pod.Spec.InitContainers) != tc.wantInit {
+				t.Errorf("init containers = %d, want %d", len(pod.Spec.InitContainers), tc.wantInit)
+			}
+		})
 	}
 }

@@ -1,4 +1,4 @@
-package plan
+package objects
 
 import (
 	"strconv"
@@ -8,6 +8,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
 // OwnerReference makes an object a controlled child of job, so deleting the
@@ -58,7 +59,7 @@ func DesiredPod(job *musterv1.TrainingJob, role *musterv1.Role, index, taskAttem
 	pod.Labels[musterv1.LabelTaskIndex] = strconv.Itoa(int(index))
 	pod.Labels[musterv1.LabelJobAttempt] = strconv.Itoa(int(job.Status.Attempt))
 	pod.Labels[musterv1.LabelTaskAttempt] = strconv.Itoa(int(taskAttempt))
-	if scalingRole(job, role.Name) != nil {
+	if topology.ScalingOf(job, role.Name) != nil {
 		pod.Labels[musterv1.LabelScalable] = "true"
 	}
 	if pod.Annotations == nil {

@@ -1,4 +1,4 @@
-package plan
+package objects
 
 import (
 	"encoding/json"
