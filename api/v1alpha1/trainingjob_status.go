@@ -378,6 +378,15 @@ type AutoscalerStatus struct {
 	// resizedAt is when it last resized the roles.
 	// +optional
 	ResizedAt *metav1.Time `json:"resizedAt,omitempty"`
+	// resizedFrom is spec.scaling.replicas before the resize it last
+	// decided, until the spec shows that resize: an operator that died
+	// between recording the decision and making it then makes it again,
+	// rather than take the old size for someone else's.
+	// +optional
+	ResizedFrom int32 `json:"resizedFrom,omitempty"`
+	// sampledAt is when it last read the job's throughput.
+	// +optional
+	SampledAt *metav1.Time `json:"sampledAt,omitempty"`
 	// sizes are the throughputs measured, oldest first.
 	// +kubebuilder:validation:MaxItems=8
 	// +listType=atomic

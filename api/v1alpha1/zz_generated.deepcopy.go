@@ -50,6 +50,10 @@ func (in *AutoscalerStatus) DeepCopyInto(out *AutoscalerStatus) {
 		in, out := &in.ResizedAt, &out.ResizedAt
 		*out = (*in).DeepCopy()
 	}
+	if in.SampledAt != nil {
+		in, out := &in.SampledAt, &out.SampledAt
+		*out = (*in).DeepCopy()
+	}
 	if in.Sizes != nil {
 		in, out := &in.Sizes, &out.Sizes
 		*out = make([]SizeThroughput, len(*in))

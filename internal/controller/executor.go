@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	autoscalingv1 "k8s.io/api/autoscaling/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -32,6 +33,9 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, res
 		}
 	}
 	errs = append(errs, r.deletePods(ctx, job, res.DeletePods), r.createPods(ctx, job, res.CreatePods))
+	if n := res.Scale; n != nil {
+		errs = append(errs, r.scale(ctx, job, *n))
+	}
 	if res.SuspendJob {
 		log.V(2).Info("Suspending job as a failure rule asked", "reason", musterv1.ReasonSuspendedByPolicy)
 		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"run":{"suspend":true}}}`))
@@ -149,4 +153,21 @@ func (r *Reconciler) record(job *musterv1.TrainingJob, before *musterv1.Training
 
 func (r *Reconciler) warn(job *musterv1.TrainingJob, reason, format string, args ...any) {
 	r.recorder.Eventf(job, nil, corev1.EventTypeWarning, reason, "Reconcile", format, args...)
+}
+
+// scale resizes the job's scalable roles as the autoscaler decided, through
+// the /scale subresource like any other scaler, and only if the job is
+// still the one the decision was made on: a conflict means someone else
+// changed it, which the next plan sees.
+func (r *Reconciler) scale(ctx context.Context, job *musterv1.TrainingJob, replicas int32) error {
+	ctrl.LoggerFrom(ctx).V(2).Info("Resizing the scalable roles", "replicas", replicas)
+	scale := &autoscalingv1.Scale{
+		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: job.Name, ResourceVersion: job.ResourceVersion},
+		Spec:       autoscalingv1.ScaleSpec{Replicas: replicas},
+	}
+	err := r.client.SubResource("scale").Update(ctx, job.DeepCopy(), client.WithSubResourceBody(scale))
+	if err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("resizing to %d: %w", replicas, err)
+	}
+	return nil
 }

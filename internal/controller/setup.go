@@ -52,16 +52,15 @@ func trimPod(obj any) (any, error) {
 	return pod, nil
 }
 
-// Setup registers every Muster controller with mgr. The operator binary and
-// the integration tests both call it, so the tests run the real wiring.
+// Setup registers Muster's controller with mgr. The operator binary and the
+// integration tests both call it, so the tests run the real wiring.
 func Setup(mgr ctrl.Manager, opts Options) error {
-	r := NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("muster-operator"), opts)
-	if err := r.SetupWithManager(mgr); err != nil {
-		return err
+	if opts.Throughput == nil {
+		cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+		if err != nil {
+			return err
+		}
+		opts.Throughput = &throughputReader{cs: cs, http: newMetricsClient()}
 	}
-	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
-	if err != nil {
-		return err
-	}
-	return NewAutoscaler(mgr.GetClient(), cs, mgr.GetEventRecorder("muster-autoscaler")).SetupWithManager(mgr)
+	return NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("muster-operator"), opts).SetupWithManager(mgr)
 }

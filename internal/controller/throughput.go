@@ -28,8 +28,8 @@ type throughputReader struct {
 	http *http.Client
 }
 
-// read returns the newest sample the pods reported since since, or nil.
-func (t *throughputReader) read(ctx context.Context, m musterv1.ThroughputMetric, pods []*corev1.Pod, since time.Time) (*float64, error) {
+// Read returns the newest sample the pods reported since since, or nil.
+func (t *throughputReader) Read(ctx context.Context, m musterv1.ThroughputMetric, pods []*corev1.Pod, since time.Time) (*float64, error) {
 	if m.Endpoint.Port != 0 {
 		return t.scrape(ctx, &m.Endpoint, pods)
 	}

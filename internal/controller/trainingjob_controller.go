@@ -23,6 +23,7 @@ import (
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/plan"
 	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
 // Options tune the reconciler.
@@ -43,6 +44,9 @@ type Options struct {
 	PodEventBatch time.Duration
 	// Clock is the time source; tests pass a fake one.
 	Clock clock.PassiveClock
+	// Throughput reads a job's training throughput for the autoscaler;
+	// nil reads none.
+	Throughput ThroughputReader
 	// ActGate, when set, is called after a reconcile's status write and
 	// before its actions; an error skips the actions. Tests use it to stop
 	// the operator exactly between deciding and acting.
@@ -87,6 +91,8 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options)
 // +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 // +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch;create
+// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
+// +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs/scale,verbs=get;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 
@@ -116,7 +122,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 
-	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now})
+	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now)})
 	before := job.Status.DeepCopy()
 	if err := r.writeStatus(ctx, job, res.Status); err != nil {
 		if apierrors.IsConflict(err) {
@@ -162,6 +168,33 @@ func (r *Reconciler) observe(ctx context.Context, job *musterv1.TrainingJob) ([]
 	// A Service of that name that is not ours still blocks creating one; the
 	// create fails and says so in an event.
 	return pods, err == nil, nil
+}
+
+// ThroughputReader reads a job's throughput from its running pods: the
+// newest sample they reported since since, or nil.
+type ThroughputReader interface {
+	Read(ctx context.Context, m musterv1.ThroughputMetric, pods []*corev1.Pod, since time.Time) (*float64, error)
+}
+
+// sample reads the job's throughput when the autoscaler is due for one. A
+// read that fails is logged and planned as no sample: the autoscaler waits
+// for the next.
+func (r *Reconciler) sample(ctx context.Context, job *musterv1.TrainingJob, pods []*corev1.Pod, now time.Time) *plan.Throughput {
+	since, due := plan.SampleDue(job, now)
+	if !due || r.opts.Throughput == nil {
+		return nil
+	}
+	var running []*corev1.Pod
+	for _, pod := range pods {
+		if topology.ScalingOf(job, pod.Labels[musterv1.LabelRole]) != nil && pod.Status.Phase == corev1.PodRunning && pod.DeletionTimestamp == nil {
+			running = append(running, pod)
+		}
+	}
+	v, err := r.opts.Throughput.Read(ctx, job.Spec.Scaling.Autoscaling.Metric, running, since)
+	if err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "Reading throughput")
+	}
+	return &plan.Throughput{Value: v, At: now}
 }
 
 // SetupWithManager registers the reconciler and its watches.

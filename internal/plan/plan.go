@@ -28,6 +28,9 @@ type Input struct {
 	HasService bool
 	// Now is the time of the plan.
 	Now time.Time
+	// Throughput is a sample the controller read for the autoscaler, when
+	// one was due (see SampleDue).
+	Throughput *Throughput
 }
 
 // PodDeletion asks for one pod instance to be deleted.
@@ -56,7 +59,10 @@ type Result struct {
 	DeleteJob     bool
 	// SuspendJob sets spec.run.suspend, as a failure rule asked.
 	SuspendJob bool
-	Events     []Event
+	// Scale resizes the scalable roles through the /scale subresource, as
+	// the autoscaler decided.
+	Scale  *int32
+	Events []Event
 	// RequeueAfter is when the plan changes by the clock alone (a deadline,
 	// a TTL), or zero.
 	RequeueAfter time.Duration
@@ -126,6 +132,9 @@ func Plan(in Input) Result {
 		p.ensureService()
 		p.resume()
 		p.run()
+		if !isFinished(p.status) && p.restart == nil {
+			p.autoscale(in.Throughput)
+		}
 	}
 	p.summarize()
 	p.scaleStatus()

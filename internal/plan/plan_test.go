@@ -32,11 +32,16 @@ func newWorld(t *testing.T, job *musterv1.TrainingJob) *world {
 }
 
 func (w *world) plan() Result {
+	return Plan(Input{Job: w.job.DeepCopy(), Pods: w.podList(), HasService: true, Now: w.now})
+}
+
+// podList is a copy of the world's pods, as a cache would list them.
+func (w *world) podList() []*corev1.Pod {
 	pods := make([]*corev1.Pod, 0, len(w.pods))
 	for _, p := range w.pods {
 		pods = append(pods, p.DeepCopy())
 	}
-	return Plan(Input{Job: w.job.DeepCopy(), Pods: pods, HasService: true, Now: w.now})
+	return pods
 }
 
 // step plans, writes status and acts, like one reconcile.
