@@ -72,6 +72,7 @@ const (
 	ReasonCreated              = "Created"
 	ReasonPodsPending          = "PodsPending"
 	ReasonPodsRunning          = "PodsRunning"
+	ReasonScaling              = "Scaling"
 	ReasonTaskRestarting       = "TaskRestarting"
 	ReasonSuspended            = "Suspended"
 	ReasonResumed              = "Resumed"

@@ -99,7 +99,7 @@ type TrainingJobStatus struct {
 	// restarts counts every restart, whatever its path: a pod replaced, a
 	// role restarted, a new attempt of the whole job.
 	// +optional
-	Restarts RestartCounts `json:"restarts,omitzero"`
+	Restarts RestartCounts `json:"restarts"`
 
 	// retries counts the new attempts of the whole job, which
 	// spec.failurePolicy.retry.maxRetries limits.
@@ -158,11 +158,11 @@ type AttemptStatus struct {
 type RestartCounts struct {
 	// total is every restart, whatever its cause.
 	// +optional
-	Total int32 `json:"total,omitempty"`
+	Total int32 `json:"total"`
 	// accountable is the restarts that count against
 	// spec.failurePolicy.backoffLimit: total less the transient ones.
 	// +optional
-	Accountable int32 `json:"accountable,omitempty"`
+	Accountable int32 `json:"accountable"`
 }
 
 // RoleStatus is the state of one role.

@@ -62,5 +62,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		}
 		opts.Throughput = &throughputReader{cs: cs, http: newMetricsClient()}
 	}
+	if opts.APIReader == nil {
+		opts.APIReader = mgr.GetAPIReader()
+	}
 	return NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("muster-operator"), opts).SetupWithManager(mgr)
 }

@@ -44,6 +44,10 @@ type Options struct {
 	PodEventBatch time.Duration
 	// Clock is the time source; tests pass a fake one.
 	Clock clock.PassiveClock
+	// APIReader reads from the API server, not the cache: the check that a
+	// plan which creates pods without writing status was made from the
+	// newest job. Nil skips the check (unit tests).
+	APIReader client.Reader
 	// Throughput reads a job's training throughput for the autoscaler;
 	// nil reads none.
 	Throughput ThroughputReader
@@ -124,7 +128,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 
 	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now)})
 	before := job.Status.DeepCopy()
-	if err := r.writeStatus(ctx, job, res.Status); err != nil {
+	written, err := r.writeStatus(ctx, job, res.Status)
+	if err != nil {
 		if apierrors.IsConflict(err) {
 			// Our view of the job is stale: plan again from a fresh one,
 			// without acting on this plan.
@@ -132,6 +137,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 		}
 		return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
+	}
+	if !written && len(res.CreatePods) > 0 {
+		if ok, err := r.fresh(ctx, job); err != nil || !ok {
+			log.V(4).Info("The job changed since the cache saw it, replanning")
+			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, err
+		}
 	}
 	r.record(job, before, res)
 	if r.opts.ActGate != nil {

@@ -255,3 +255,42 @@ func TestCreateOfAnExistingPodIsNotAnError(t *testing.T) {
 		t.Fatalf("AlreadyExists is not an error: %v", err)
 	}
 }
+
+// apiReader answers Gets as the API server would, with a job newer than
+// the cache's.
+type apiReader struct {
+	client.Reader
+	resourceVersion string
+}
+
+func (a apiReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if err := a.Reader.Get(ctx, key, obj, opts...); err != nil {
+		return err
+	}
+	obj.SetResourceVersion(a.resourceVersion)
+	return nil
+}
+
+// A plan that would create pods without writing status first checks that
+// the job it was made from is the newest: a cache that lags (the job was
+// suspended or finished meanwhile) creates nothing.
+func TestCreatesWithoutAStatusWriteNeedAFreshJob(t *testing.T) {
+	crash := true
+	h := newHarness(t, twoWorkers(), interceptor.Funcs{}, Options{ActGate: func(*musterv1.TrainingJob, plan.Result) error {
+		if crash {
+			return errors.New("operator died")
+		}
+		return nil
+	}})
+	_, _ = h.reconcile() // status written: two tasks to create; nothing created
+	crash = false
+	h.r = NewReconciler(h.c, h.rec, Options{Clock: h.r.opts.Clock, APIReader: apiReader{Reader: h.c, resourceVersion: "999"}})
+	res, err := h.reconcile()
+	if err != nil || res.RequeueAfter == 0 || h.creates != 0 {
+		t.Fatalf("a stale cache creates nothing and replans: %+v, %v, %d creates", res, err, h.creates)
+	}
+	h.r = NewReconciler(h.c, h.rec, Options{Clock: h.r.opts.Clock, APIReader: h.c})
+	if _, err := h.reconcile(); err != nil || h.creates != 2 {
+		t.Fatalf("a fresh job creates its pods: %v, %d creates", err, h.creates)
+	}
+}

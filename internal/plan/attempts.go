@@ -126,6 +126,11 @@ func (p *planner) newAttempt() {
 	p.outcome = nil
 	p.status.Completion = nil
 	p.status.Attempt++
+	// A new attempt starts short of workers by design: the elastic
+	// minimum's clock starts anew with it.
+	if p.status.Elastic != nil {
+		p.status.Elastic.BelowMinSince = nil
+	}
 	p.status.Restarts.Total++
 	if r.accountable {
 		p.status.Restarts.Accountable++

@@ -24,7 +24,25 @@ func (p *planner) finish() {
 	p.event(!o.Succeeded, reason, o.Completion.Message)
 	p.removeStore("finished")
 	p.cleanUp()
+	p.stopWaiting()
 	p.expireTTL()
+}
+
+// stopWaiting ends the tasks a finished job will never run again: those
+// waiting for a pod, or for a replacement, are Stopped, so a finished job's
+// status shows nothing still to happen.
+func (p *planner) stopWaiting() {
+	for i := range p.status.Roles {
+		for j := range p.status.Roles[i].Tasks {
+			t := &p.status.Roles[i].Tasks[j]
+			switch {
+			case t.State == musterv1.TaskCreating, t.State == musterv1.TaskRestarting:
+				t.State = musterv1.TaskStopped
+			case t.State == musterv1.TaskPending && p.pods[t.Pod] == nil:
+				t.State = musterv1.TaskStopped
+			}
+		}
+	}
 }
 
 // cleanUp deletes the pods spec.run.cleanPodPolicy says a finished job does
@@ -79,6 +97,11 @@ func (p *planner) expireTTL() {
 // on resume without counting as restarts; tasks that already ended stay
 // ended.
 func (p *planner) suspend() {
+	// A suspended job is not short of workers: the clock starts anew on
+	// resume.
+	if p.status.Elastic != nil {
+		p.status.Elastic.BelowMinSince = nil
+	}
 	for _, pod := range p.currentPods() {
 		p.deletePod(pod, "suspended")
 	}

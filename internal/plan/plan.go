@@ -84,6 +84,7 @@ type planner struct {
 	hasSvc       bool
 	outcome      *Outcome
 	waiting      []string // roles held back by dependsOn, for the Running condition
+	scaling      int32    // new tasks of a growing running job, for the Running condition
 	delayed      bool     // a new attempt waits out a conflict delay
 	// store is the job's rendezvous store pod, if any; storeReady once it
 	// runs; waitingForStore when a task waited for it in this plan.

@@ -349,3 +349,28 @@ func TestClassRuleRestartsTransientFailuresOfAStaticPyTorchRolePerTask(t *testin
 		t.Fatalf("an eviction is free: %+v", r)
 	}
 }
+
+// A job that ends while a task waits for its replacement leaves nothing
+// pending in its status: no task Restarting, no Restarting condition.
+func TestFinishedJobStatusIsConsistent(t *testing.T) {
+	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 2).RestartPolicy(musterv1.RestartPolicyOnFailure).BackoffLimit(1).WithDefaults().Obj())
+	w.runAll()
+	w.exit("j-w-0", 1)
+	w.step()
+	if w.task("w", 0).State != musterv1.TaskRestarting {
+		t.Fatalf("w-0 restarts: %+v", w.task("w", 0))
+	}
+	w.exit("j-w-1", 1)
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseFailed {
+		t.Fatalf("the budget is spent: %s", w.job.Status.Phase)
+	}
+	for _, ts := range w.job.Status.Roles[0].Tasks {
+		if ts.State == musterv1.TaskRestarting || ts.State == musterv1.TaskCreating {
+			t.Errorf("task %d is still %s in a finished job", ts.Index, ts.State)
+		}
+	}
+	if w.job.Status.IsTrue(musterv1.ConditionRestarting) {
+		t.Error("a finished job is not Restarting")
+	}
+}

@@ -39,3 +39,27 @@ func TestSeveralElasticRoles(t *testing.T) {
 		t.Errorf("scale status: %d %q", w.job.Status.Replicas, w.job.Status.Selector)
 	}
 }
+
+// A running job that grows stays Running while its new tasks start, and
+// says it is scaling.
+func TestScaleUpKeepsTheJobRunning(t *testing.T) {
+	job := testutil.MakeJob("el", "ns").UID("el").Role("worker", 2).Elastic(1, 4).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj()
+	job.Spec.Runtime.PyTorch.Elastic.Rendezvous.Store = musterv1.StoreWorker
+	w := newWorld(t, job)
+	w.runAll()
+	if w.job.Status.Phase != musterv1.PhaseRunning {
+		t.Fatalf("phase %s", w.job.Status.Phase)
+	}
+	w.job.Spec.Scaling.Replicas = new(int32(4))
+	w.step()
+	w.step()
+	c := w.job.Status.Condition(musterv1.ConditionRunning)
+	if w.job.Status.Phase != musterv1.PhaseRunning || c == nil || c.Reason != musterv1.ReasonScaling {
+		t.Fatalf("growing: phase %s, Running condition %+v", w.job.Status.Phase, c)
+	}
+	w.runEverything()
+	if c := w.job.Status.Condition(musterv1.ConditionRunning); c.Reason != musterv1.ReasonPodsRunning || w.job.Status.Ready != "4/4" {
+		t.Fatalf("grown: %+v, ready %s", c, w.job.Status.Ready)
+	}
+}

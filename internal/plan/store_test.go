@@ -5,6 +5,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/testutil"
@@ -103,5 +104,41 @@ func TestBelowMinReplicasWaitsThenFails(t *testing.T) {
 	w.step()
 	if w.job.Status.Phase != musterv1.PhaseFailed || w.job.Status.Completion.Reason != musterv1.ReasonBelowMinReplicas {
 		t.Fatalf("phase %s completion %+v", w.job.Status.Phase, w.job.Status.Completion)
+	}
+}
+
+// Suspending, and starting a new attempt, start the below-minReplicas
+// clock anew: a job resumed after a long suspension, or retried, gets the
+// whole timeout again instead of failing at once.
+func TestBelowMinClockRestartsOnSuspendAndNewAttempt(t *testing.T) {
+	job := testutil.MakeJob("el", "ns").UID("el").Role("worker", 3).Elastic(2, 3).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj()
+	job.Spec.Runtime.PyTorch.Elastic.Rendezvous.Store = musterv1.StoreWorker
+	job.Spec.Scaling.BelowMinTimeoutSeconds = 60
+	w := newWorld(t, job)
+	w.step() // pods made, none running: below the minimum from the start
+	if w.job.Status.Elastic.BelowMinSince == nil {
+		t.Fatal("no worker runs: below min")
+	}
+	w.job.Spec.Run.Suspend = new(true)
+	w.step()
+	if w.job.Status.Elastic.BelowMinSince != nil {
+		t.Fatal("a suspended job is not short of workers")
+	}
+	w.now = w.now.Add(time.Hour)
+	w.job.Spec.Run.Suspend = new(false)
+	w.step()
+	if since := w.job.Status.Elastic.BelowMinSince; since == nil || !since.Time.Equal(w.now) || w.job.Status.Phase == musterv1.PhaseFailed {
+		t.Fatalf("resumed an hour later: the clock starts now, the job does not fail: since %v phase %s", since, w.job.Status.Phase)
+	}
+	w.job.Status.Elastic.BelowMinSince = new(metav1.NewTime(w.now.Add(-50 * time.Second)))
+	w.job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: new(int32(1))}
+	w.job.Spec.Roles[0].RestartPolicy = musterv1.RestartPolicyNever
+	w.job.Spec.Roles[0].Completion = &musterv1.CompletionPolicy{MinFailed: new(int32(1))}
+	w.runEverything()
+	w.exit("el-worker-0", 1)
+	w.step()
+	if w.job.Status.Attempt != 1 || w.job.Status.Elastic.BelowMinSince != nil {
+		t.Fatalf("a new attempt clears the clock: attempt %d since %v", w.job.Status.Attempt, w.job.Status.Elastic.BelowMinSince)
 	}
 }

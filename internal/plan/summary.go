@@ -6,14 +6,17 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
 // summarize derives the counts, the phase and the Running and Restarting
 // conditions from the task states, so they never disagree with them.
 func (p *planner) summarize() {
-	var desired, running, restarting, waiting int32
+	var desired, running, restarting, waiting, growing int32
+	wasRunning := p.status.Phase == musterv1.PhaseRunning
 	for i := range p.status.Roles {
 		rs := &p.status.Roles[i]
+		scalable := topology.ScalingOf(p.job, rs.Name) != nil
 		rs.Pending, rs.Running, rs.Succeeded, rs.Failed = 0, 0, 0, 0
 		for _, t := range rs.Tasks {
 			if !counted(t) {
@@ -32,6 +35,9 @@ func (p *planner) summarize() {
 			case musterv1.TaskCreating, musterv1.TaskPending:
 				rs.Pending++
 				waiting++
+				if scalable {
+					growing++
+				}
 			}
 		}
 		desired += rs.Replicas
@@ -48,6 +54,11 @@ func (p *planner) summarize() {
 		p.status.Phase = musterv1.PhaseSuspended
 	case restarting > 0:
 		p.status.Phase = musterv1.PhaseRestarting
+	case wasRunning && running > 0 && waiting == growing && waiting > 0:
+		// The only tasks not running yet are new ones of the scalable
+		// roles: a running job that is growing is still running.
+		p.status.Phase = musterv1.PhaseRunning
+		p.scaling = growing
 	case waiting == 0 && running > 0:
 		p.status.Phase = musterv1.PhaseRunning
 	default:
@@ -64,6 +75,11 @@ func (p *planner) setRunning(running, desired int32) {
 	msg := fmt.Sprintf("%d of %d tasks running", running, desired)
 	switch p.status.Phase {
 	case musterv1.PhaseRunning:
+		if p.scaling > 0 {
+			p.setCondition(musterv1.ConditionRunning, true, musterv1.ReasonScaling,
+				fmt.Sprintf("%s; scaling: %d new tasks starting", msg, p.scaling))
+			return
+		}
 		p.setCondition(musterv1.ConditionRunning, true, musterv1.ReasonPodsRunning, msg)
 	case musterv1.PhaseSucceeded, musterv1.PhaseFailed:
 		if apiCondition(p.status, musterv1.ConditionRunning) != nil {
