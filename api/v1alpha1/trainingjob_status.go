@@ -187,7 +187,9 @@ type RoleStatus struct {
 	// failed is the number of tasks that failed for good.
 	// +optional
 	Failed int32 `json:"failed"`
-	// tasks is the state of each task, by index.
+	// tasks is the state of the role's tasks, by index, consecutive tasks
+	// alike in one entry. The last exits of the most recent failures, and
+	// of tasks being restarted, are kept; older ones are summarised away.
 	// +listType=map
 	// +listMapKey=index
 	// +kubebuilder:validation:MaxItems=10000
@@ -195,19 +197,31 @@ type RoleStatus struct {
 	Tasks []TaskStatus `json:"tasks,omitempty"`
 }
 
-// TaskStatus is the state of one task.
+// TaskStatus is the state of one task, or of count consecutive tasks in
+// the same state: status stays small at any job size because tasks alike
+// share one entry.
 type TaskStatus struct {
-	// index of the task within its role.
+	// index of the task within its role; with count, of the first of the
+	// tasks the entry describes.
 	// +required
 	Index int32 `json:"index"`
+	// count is how many consecutive tasks, from index on, the entry
+	// describes; 1 when unset.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	// +optional
+	Count int32 `json:"count,omitempty"`
 	// state of the task.
 	// +optional
 	State TaskState `json:"state,omitempty"`
-	// pod is the name of the task's pod.
+	// pod is the name of the task's pod, <job>-<role>-<index>; set on the
+	// entries of a single task.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Pod string `json:"pod,omitempty"`
-	// podUID is the UID of the pod instance this status describes.
+	// podUID is the UID of the pod instance a restart ended, while that
+	// pod is still there. A running or pending task's pod is the one its
+	// name finds.
 	// +optional
 	PodUID types.UID `json:"podUID,omitempty"`
 	// attempts is the number of pods made for this task so far.

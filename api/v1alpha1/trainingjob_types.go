@@ -10,9 +10,8 @@ import (
 const MaxReplicas = 10000
 
 // MaxTasks bounds the tasks of one job, all roles and every scalable role
-// at its maxReplicas together: status records every task, and it must fit
-// in one object.
-const MaxTasks = 2500
+// at its maxReplicas together.
+const MaxTasks = 10000
 
 // TrainingJob runs a distributed training job: one pod per task of each role,
 // one headless Service for the whole job, restarts and completion decided by
@@ -55,7 +54,7 @@ type TrainingJob struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.pytorch) || !has(self.runtime.pytorch.elastic) || has(self.scaling)",message="spec.runtime.pytorch.elastic needs spec.scaling: its roles are the elastic world"
 // +kubebuilder:validation:XValidation:rule="!has(self.scaling) || self.scaling.roles.all(s, self.roles.exists(r, r.name == s.name))",message="spec.scaling.roles[].name must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="!has(self.scaling) || self.roles.all(r, !has(r.replicas) || !self.scaling.roles.exists(s, s.name == r.name))",message="spec.roles[].replicas must be unset for a scalable role: spec.scaling.replicas sizes it"
-// +kubebuilder:validation:XValidation:rule="self.roles.map(r, has(r.replicas) ? r.replicas : 1).sum() + (has(self.scaling) ? self.scaling.roles.map(s, s.maxReplicas).sum() : 0) <= 2500",fieldPath=.roles,message="a job may have at most 2500 tasks, counting spec.roles[].replicas and, for scalable roles, spec.scaling.roles[].maxReplicas: its status records every task"
+// +kubebuilder:validation:XValidation:rule="self.roles.map(r, has(r.replicas) ? r.replicas : 1).sum() + (has(self.scaling) ? self.scaling.roles.map(s, s.maxReplicas).sum() : 0) <= 10000",fieldPath=.roles,message="a job may have at most 10000 tasks, counting spec.roles[].replicas and, for scalable roles, spec.scaling.roles[].maxReplicas"
 // +kubebuilder:validation:XValidation:rule="self.roles.all(r, !has(r.dependsOn) || r.dependsOn.all(d, d.role != r.name && self.roles.exists(x, x.name == d.role)))",message="spec.roles[].dependsOn[].role must name another role of the job"
 // +kubebuilder:validation:XValidation:rule="!has(self.failurePolicy) || !has(self.failurePolicy.rules) || self.failurePolicy.rules.all(f, !has(f.roles) || f.roles.all(n, self.roles.exists(r, r.name == n)))",message="spec.failurePolicy.rules[].roles must name roles in spec.roles"
 // +kubebuilder:validation:XValidation:rule="!has(self.run) || !has(self.run.debug) || !has(self.run.debug.roles) || self.run.debug.roles.all(d, self.roles.exists(r, r.name == d.name))",message="spec.run.debug.roles[].name must name a role in spec.roles"

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -100,7 +101,12 @@ func describeJob(out io.Writer, job *musterv1.TrainingJob) {
 	fmt.Fprintln(w, "  ROLE\tINDEX\tSTATE\tPOD\tATTEMPTS\tRESTARTS\tLAST EXIT")
 	for _, rs := range s.Roles {
 		for _, t := range rs.Tasks {
-			fmt.Fprintf(w, "  %s\t%d\t%s\t%s\t%d\t%d\t%s\n", rs.Name, t.Index, t.State, t.Pod, t.Attempts, t.Restarts, lastExit(t.LastExit))
+			// Tasks alike share one entry: show the range of their indexes.
+			index, pod := strconv.Itoa(int(t.Index)), orDash(t.Pod)
+			if t.Count > 1 {
+				index = fmt.Sprintf("%d-%d", t.Index, t.Index+t.Count-1)
+			}
+			fmt.Fprintf(w, "  %s\t%s\t%s\t%s\t%d\t%d\t%s\n", rs.Name, index, t.State, pod, t.Attempts, t.Restarts, lastExit(t.LastExit))
 		}
 	}
 	_ = w.Flush()

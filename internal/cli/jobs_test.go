@@ -30,11 +30,14 @@ func TestDescribeJobShowsTasks(t *testing.T) {
 	job.Status.Roles = []musterv1.RoleStatus{{Name: "worker", Tasks: []musterv1.TaskStatus{{
 		Index: 0, State: musterv1.TaskRestarting, Pod: "pet-worker-0", Attempts: 2, Restarts: 1,
 		LastExit: &musterv1.ExitStatus{Code: 137, Reason: "OOMKilled"},
-	}}}}
+	}, {Index: 1, Count: 99, State: musterv1.TaskRunning, Attempts: 1}}}}
 	var out bytes.Buffer
 	describeJob(&out, job)
 	if !strings.Contains(out.String(), "worker  0      Restarting  pet-worker-0  2         1         code 137, OOMKilled") {
 		t.Errorf("task line missing:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "worker  1-99   Running     -             1         0         -") {
+		t.Errorf("tasks alike show as a range:\n%s", out.String())
 	}
 }
 

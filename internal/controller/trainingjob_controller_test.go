@@ -128,7 +128,7 @@ func TestReconcileWritesStatusOnceThenActs(t *testing.T) {
 		t.Fatalf("one status write and two pods, got %d writes and %d creates", h.statusWrites, h.creates)
 	}
 	job := h.job()
-	if !job.Status.IsTrue(musterv1.ConditionCreated) || len(job.Status.Roles) != 1 || len(job.Status.Roles[0].Tasks) != 2 {
+	if !job.Status.IsTrue(musterv1.ConditionCreated) || len(job.Status.Roles) != 1 || job.Status.Roles[0].TaskCount() != 2 {
 		t.Fatalf("status: %+v", job.Status)
 	}
 	var svc corev1.Service

@@ -84,6 +84,7 @@ type planner struct {
 	hasSvc       bool
 	outcome      *Outcome
 	waiting      []string // roles held back by dependsOn, for the Running condition
+	ends         int      // pod ends recorded in this plan, at most maxEndsPerPlan
 	scaling      int32    // new tasks of a growing running job, for the Running condition
 	delayed      bool     // a new attempt waits out a conflict delay
 	// store is the job's rendezvous store pod, if any; storeReady once it
@@ -110,10 +111,12 @@ func Plan(in Input) Result {
 		roleRestarts: map[string]string{},
 	}
 	p.status.ObservedGeneration = in.Job.Generation
+	expandTasks(job, p.status)
 	// The plan depends on which pods exist, never on the order they were
 	// listed in.
 	p.all = slices.SortedFunc(slices.Values(in.Pods), func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	p.indexPods()
+	p.attachPods()
 
 	switch {
 	case isFinished(p.status):
@@ -139,7 +142,8 @@ func Plan(in Input) Result {
 	}
 	p.summarize()
 	p.scaleStatus()
-	p.res.Status = *p.status
+	p.res.Status = *p.status.DeepCopy()
+	p.summarizeTasks(&p.res.Status)
 	return p.res
 }
 
@@ -301,7 +305,9 @@ func (p *planner) syncTask(role *musterv1.Role, ts *musterv1.TaskStatus) {
 	case pod.Status.Phase == corev1.PodRunning:
 		ts.State = musterv1.TaskRunning
 	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
-		p.ended(role, ts, pod, ExitOf(pod, p.classifier))
+		if p.mayEnd() {
+			p.ended(role, ts, pod, ExitOf(pod, p.classifier))
+		}
 	default:
 		if ts.State != musterv1.TaskRestarting {
 			ts.State = musterv1.TaskPending
@@ -314,7 +320,9 @@ func (p *planner) syncMissingPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
 	switch ts.State {
 	case musterv1.TaskPending, musterv1.TaskRunning:
 		if ts.PodUID != "" {
-			p.ended(role, ts, nil, VanishedExit(p.now.Time, p.classifier))
+			if p.mayEnd() {
+				p.ended(role, ts, nil, VanishedExit(p.now.Time, p.classifier))
+			}
 			return
 		}
 	case musterv1.TaskRestarting:
@@ -498,6 +506,11 @@ func tasksOf(s *musterv1.TrainingJobStatus, role string) []musterv1.TaskStatus {
 }
 
 func taskStatus(rs *musterv1.RoleStatus, index int32) musterv1.TaskStatus {
+	// Expanded tasks are one per index, in order: look where it should be
+	// first.
+	if rs != nil && int(index) < len(rs.Tasks) && rs.Tasks[index].Index == index {
+		return *rs.Tasks[index].DeepCopy()
+	}
 	if rs != nil {
 		for _, t := range rs.Tasks {
 			if t.Index == index {
@@ -522,4 +535,21 @@ func (p *planner) currentPods() []*corev1.Pod {
 	}
 	slices.SortFunc(out, func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	return out
+}
+
+// maxEndsPerPlan bounds the pod ends one plan records. A task being
+// restarted keeps its ended pod's UID and exit in status until that pod is
+// gone; recording at most this many at a time keeps status small when a
+// whole job's pods end at once. The rest keep their state and are recorded
+// by the next plan, at once.
+const maxEndsPerPlan = 500
+
+// mayEnd is whether this plan may record one more pod end.
+func (p *planner) mayEnd() bool {
+	if p.ends >= maxEndsPerPlan {
+		p.requeue(time.Millisecond)
+		return false
+	}
+	p.ends++
+	return true
 }

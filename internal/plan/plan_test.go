@@ -25,6 +25,8 @@ type world struct {
 	// slow are pods whose deletion takes a while: deleting them only sets
 	// their deletion timestamp, and finish() removes them.
 	slow map[string]bool
+	// full plans with status written in full, task by task.
+	full bool
 }
 
 func newWorld(t *testing.T, job *musterv1.TrainingJob) *world {
@@ -32,6 +34,8 @@ func newWorld(t *testing.T, job *musterv1.TrainingJob) *world {
 }
 
 func (w *world) plan() Result {
+	summarizeStatus = !w.full
+	defer func() { summarizeStatus = true }()
 	return Plan(Input{Job: w.job.DeepCopy(), Pods: w.podList(), HasService: true, Now: w.now})
 }
 
@@ -77,8 +81,26 @@ func (w *world) exit(name string, code int32) {
 	w.pods[name].Status = testutil.ExitedStatus(code, "Error", w.now)
 }
 
+// expanded is the job's status with one task per index, as the planner
+// reads it.
+func (w *world) expanded() musterv1.TrainingJobStatus {
+	s := *w.job.Status.DeepCopy()
+	expandTasks(w.job, &s)
+	for i := range s.Roles {
+		for j := range s.Roles[i].Tasks {
+			t := &s.Roles[i].Tasks[j]
+			live := t.State == musterv1.TaskPending || t.State == musterv1.TaskRunning || t.State == musterv1.TaskRestarting
+			if pod := w.pods[t.Pod]; pod != nil && t.PodUID == "" && live && (t.LastExit == nil || t.LastExit.PodUID != pod.UID) {
+				t.PodUID = pod.UID
+				t.Attempts = max(t.Attempts, podTaskAttempt(pod))
+			}
+		}
+	}
+	return s
+}
+
 func (w *world) task(role string, index int32) musterv1.TaskStatus {
-	for _, rs := range w.job.Status.Roles {
+	for _, rs := range w.expanded().Roles {
 		if rs.Name == role {
 			return rs.Tasks[index]
 		}

@@ -13,7 +13,7 @@ import (
 // checkInvariants holds after every step of every rescale.
 func (w *world) checkInvariants() {
 	w.t.Helper()
-	for _, rs := range w.job.Status.Roles {
+	for _, rs := range w.expanded().Roles {
 		// Every index below replicas has one task (live, or deletion-pending
 		// until its replacement may start); every task beyond is
 		// deletion-pending.
@@ -36,7 +36,7 @@ func (w *world) checkInvariants() {
 		role := pod.Labels[musterv1.LabelRole]
 		idx := podIndex(pod)
 		if r := topology.Find(w.job, role); r != nil && idx >= topology.Replicas(r) {
-			if t, ok := findTask(w.job, role, idx); !ok || !t.DeletionPending {
+			if t, ok := w.findTask(role, idx); !ok || !t.DeletionPending {
 				w.t.Fatalf("pod %s beyond replicas without a deletion-pending task", name)
 			}
 		}
@@ -48,8 +48,8 @@ func (w *world) checkInvariants() {
 
 func podIndex(pod *corev1.Pod) int32 { return podTaskIndex(pod) }
 
-func findTask(job *musterv1.TrainingJob, role string, idx int32) (musterv1.TaskStatus, bool) {
-	for _, rs := range job.Status.Roles {
+func (w *world) findTask(role string, idx int32) (musterv1.TaskStatus, bool) {
+	for _, rs := range w.expanded().Roles {
 		if rs.Name == role {
 			for _, t := range rs.Tasks {
 				if t.Index == idx {
@@ -91,7 +91,7 @@ func TestRescaleBasic(t *testing.T) {
 	}
 	w.scale(2, 2)
 	w.steps(2)
-	if n := len(w.job.Status.Roles[0].Tasks); n != 2 || len(w.pods) != 2 {
+	if n := len(w.expanded().Roles[0].Tasks); n != 2 || len(w.pods) != 2 {
 		t.Fatalf("the failed tasks are gone from status and the cluster: %d tasks, %d pods", n, len(w.pods))
 	}
 
@@ -103,18 +103,18 @@ func TestRescaleBasic(t *testing.T) {
 	w.slow["a-a-3"] = true
 	w.scale(2, 2)
 	w.steps(1)
-	if t2, _ := findTask(w.job, "a", 2); !t2.DeletionPending || w.pods["a-a-3"].DeletionTimestamp == nil {
-		t.Fatalf("a-2 deletion-pending, a-3 terminating: %+v", w.job.Status.Roles[0].Tasks)
+	if t2, _ := w.findTask("a", 2); !t2.DeletionPending || w.pods["a-a-3"].DeletionTimestamp == nil {
+		t.Fatalf("a-2 deletion-pending, a-3 terminating: %+v", w.expanded().Roles[0].Tasks)
 	}
-	old2 := w.job.Status.Roles[0].Tasks[2]
+	old2 := w.expanded().Roles[0].Tasks[2]
 	w.scale(3, 3)
 	w.steps(2)
-	t2, _ := findTask(w.job, "a", 2)
+	t2, _ := w.findTask("a", 2)
 	if t2.DeletionPending || t2.PodUID == old2.PodUID || t2.Restarts != 0 {
 		t.Fatalf("a-2 is replaced by a new instance at once: %+v", t2)
 	}
-	if t3, ok := findTask(w.job, "a", 3); !ok || !t3.DeletionPending {
-		t.Fatalf("a-3 stays deletion-pending while its pod terminates: %+v", w.job.Status.Roles[0].Tasks)
+	if t3, ok := w.findTask("a", 3); !ok || !t3.DeletionPending {
+		t.Fatalf("a-3 stays deletion-pending while its pod terminates: %+v", w.expanded().Roles[0].Tasks)
 	}
 
 	// Steps 9-12: the same, but up to 5: a-3 is replaced once its pod is
@@ -124,13 +124,13 @@ func TestRescaleBasic(t *testing.T) {
 	if _, ok := w.pods["a-a-4"]; !ok {
 		t.Fatal("a-4 is created at once")
 	}
-	if t3, _ := findTask(w.job, "a", 3); !t3.DeletionPending {
+	if t3, _ := w.findTask("a", 3); !t3.DeletionPending {
 		t.Fatal("a-3 is not reused while its old pod terminates")
 	}
 	delete(w.pods, "a-a-3") // its node finally lets it go
 	w.slow = map[string]bool{}
 	w.steps(2)
-	if t3, _ := findTask(w.job, "a", 3); t3.DeletionPending || w.pods["a-a-3"] == nil {
+	if t3, _ := w.findTask("a", 3); t3.DeletionPending || w.pods["a-a-3"] == nil {
 		t.Fatalf("a-3 replaced once its pod is gone: %+v", t3)
 	}
 	w.runEverything()
@@ -149,13 +149,13 @@ func TestCompactionIsTailOnly(t *testing.T) {
 	w.slow["a-a-3"] = true
 	w.scale(2, 2)
 	w.steps(2)
-	tasks := w.job.Status.Roles[0].Tasks
+	tasks := w.expanded().Roles[0].Tasks
 	if len(tasks) != 4 || !tasks[2].DeletionPending || tasks[2].State != musterv1.TaskStopped {
 		t.Fatalf("a-2 is gone but stays behind a-3: %+v", tasks)
 	}
 	delete(w.pods, "a-a-3")
 	w.steps(1)
-	if n := len(w.job.Status.Roles[0].Tasks); n != 2 {
+	if n := len(w.expanded().Roles[0].Tasks); n != 2 {
 		t.Fatalf("the tail leaves together: %d tasks", n)
 	}
 }

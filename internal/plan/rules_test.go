@@ -365,7 +365,7 @@ func TestFinishedJobStatusIsConsistent(t *testing.T) {
 	if w.job.Status.Phase != musterv1.PhaseFailed {
 		t.Fatalf("the budget is spent: %s", w.job.Status.Phase)
 	}
-	for _, ts := range w.job.Status.Roles[0].Tasks {
+	for _, ts := range w.expanded().Roles[0].Tasks {
 		if ts.State == musterv1.TaskRestarting || ts.State == musterv1.TaskCreating {
 			t.Errorf("task %d is still %s in a finished job", ts.Index, ts.State)
 		}

@@ -246,3 +246,66 @@ func (s *sim) check(step int, wasFinished bool) {
 	}
 	s.prev = *st.DeepCopy()
 }
+
+// TestSummaryChangesNoDecision runs every simulation twice in lockstep, with
+// status written in full and in its short form, and checks that the two
+// make the same decision at every step: the short form leaves out only what
+// the pods show or what no decision reads.
+func TestSummaryChangesNoDecision(t *testing.T) {
+	for name, job := range simJobs() {
+		for seed := uint64(1); seed <= 25; seed++ {
+			t.Run(fmt.Sprintf("%s/seed-%d", name, seed), func(t *testing.T) {
+				short := &sim{world: newWorld(t, job.DeepCopy()), rnd: rand.New(rand.NewPCG(seed, 7))}
+				full := &sim{world: newWorld(t, job.DeepCopy()), rnd: rand.New(rand.NewPCG(seed, 7))}
+				full.full = true
+				for i := 0; i < 300; i++ {
+					short.event()
+					full.event()
+					a, b := short.plan(), full.plan()
+					if diff := cmp.Diff(decisions(full, b), decisions(short, a)); diff != "" {
+						short.fatalf("step %d: the short status decided otherwise (-full +short):\n%s", i, diff)
+					}
+					short.reconcile(i)
+					full.reconcile(i)
+				}
+			})
+		}
+	}
+}
+
+// decision is what a plan decided, with status tasks as the planner reads
+// them.
+type decision struct {
+	Creates, Deletes []string
+	Scale            *int32
+	Suspend, Delete  bool
+	Requeue          time.Duration
+	Events           []Event
+	Phase            musterv1.JobPhase
+	Restarts         musterv1.RestartCounts
+	Retries          musterv1.RestartCounts
+	Attempt          int32
+	Completion       *musterv1.CompletionStatus
+	Tasks            []string
+}
+
+func decisions(s *sim, res Result) decision {
+	d := decision{Scale: res.Scale, Suspend: res.SuspendJob, Delete: res.DeleteJob, Requeue: res.RequeueAfter, Events: res.Events,
+		Phase: res.Status.Phase, Restarts: res.Status.Restarts, Retries: res.Status.Retries, Attempt: res.Status.Attempt,
+		Completion: res.Status.Completion}
+	for _, p := range res.CreatePods {
+		d.Creates = append(d.Creates, p.Name+"#"+p.Labels[musterv1.LabelTaskAttempt])
+	}
+	for _, p := range res.DeletePods {
+		d.Deletes = append(d.Deletes, fmt.Sprintf("%s/%s/%v", p.Name, p.UID, p.Force))
+	}
+	st := *res.Status.DeepCopy()
+	expandTasks(s.job, &st)
+	for _, rs := range st.Roles {
+		for _, t := range rs.Tasks {
+			d.Tasks = append(d.Tasks, fmt.Sprintf("%s/%d %s r%d/%d pending-deletion=%v", rs.Name, t.Index, t.State,
+				t.Restarts, t.AccountableRestarts, t.DeletionPending))
+		}
+	}
+	return d
+}

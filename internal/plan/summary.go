@@ -12,37 +12,8 @@ import (
 // summarize derives the counts, the phase and the Running and Restarting
 // conditions from the task states, so they never disagree with them.
 func (p *planner) summarize() {
-	var desired, running, restarting, waiting, growing int32
 	wasRunning := p.status.Phase == musterv1.PhaseRunning
-	for i := range p.status.Roles {
-		rs := &p.status.Roles[i]
-		scalable := topology.ScalingOf(p.job, rs.Name) != nil
-		rs.Pending, rs.Running, rs.Succeeded, rs.Failed = 0, 0, 0, 0
-		for _, t := range rs.Tasks {
-			if !counted(t) {
-				continue
-			}
-			switch t.State {
-			case musterv1.TaskRunning:
-				rs.Running++
-			case musterv1.TaskSucceeded:
-				rs.Succeeded++
-			case musterv1.TaskFailed:
-				rs.Failed++
-			case musterv1.TaskRestarting:
-				rs.Pending++
-				restarting++
-			case musterv1.TaskCreating, musterv1.TaskPending:
-				rs.Pending++
-				waiting++
-				if scalable {
-					growing++
-				}
-			}
-		}
-		desired += rs.Replicas
-		running += rs.Running
-	}
+	desired, running, restarting, waiting, growing := p.countTasks()
 	p.status.Ready = fmt.Sprintf("%d/%d", running, desired)
 
 	switch {
@@ -103,4 +74,40 @@ func (p *planner) setRunning(running, desired int32) {
 		}
 		p.setCondition(musterv1.ConditionRunning, false, musterv1.ReasonPodsPending, msg)
 	}
+}
+
+// countTasks fills each role's counts from its task states, and returns
+// the job's: tasks desired, running, being restarted, waiting for a pod, and
+// of those waiting, the new ones of scalable roles.
+func (p *planner) countTasks() (desired, running, restarting, waiting, growing int32) {
+	for i := range p.status.Roles {
+		rs := &p.status.Roles[i]
+		scalable := topology.ScalingOf(p.job, rs.Name) != nil
+		rs.Pending, rs.Running, rs.Succeeded, rs.Failed = 0, 0, 0, 0
+		for _, t := range rs.Tasks {
+			if !counted(t) {
+				continue
+			}
+			switch t.State {
+			case musterv1.TaskRunning:
+				rs.Running++
+			case musterv1.TaskSucceeded:
+				rs.Succeeded++
+			case musterv1.TaskFailed:
+				rs.Failed++
+			case musterv1.TaskRestarting:
+				rs.Pending++
+				restarting++
+			case musterv1.TaskCreating, musterv1.TaskPending:
+				rs.Pending++
+				waiting++
+				if scalable {
+					growing++
+				}
+			}
+		}
+		desired += rs.Replicas
+		running += rs.Running
+	}
+	return desired, running, restarting, waiting, growing
 }

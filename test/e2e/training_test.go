@@ -111,16 +111,21 @@ func TestSIGKILLedWorkerIsRecovered(t *testing.T) {
 	job := testutil.MakeJob("kill", ns).Role("worker", 2).
 		Template(python("import time; time.sleep(600)", marker+"-{{MUSTER_TASK_INDEX}}")).Obj()
 	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
-	before := waitJob(g, c, ns, "kill", phaseIs(musterv1.PhaseRunning))
-	oldUID := before.Status.Roles[0].Tasks[1].PodUID
+	waitJob(g, c, ns, "kill", phaseIs(musterv1.PhaseRunning))
+	podKey := client.ObjectKey{Namespace: ns, Name: "kill-worker-1"}
+	var old corev1.Pod
+	g.Expect(c.Get(context.Background(), podKey, &old)).To(gomega.Succeed())
 
 	g.Expect(syscall.Kill(hostPID(g, marker+"-1"), syscall.SIGKILL)).To(gomega.Succeed())
 	got := waitJob(g, c, ns, "kill", func(g gomega.Gomega, j *musterv1.TrainingJob) {
-		task := j.Status.Roles[0].Tasks[1]
-		g.Expect(task.PodUID).NotTo(gomega.Equal(oldUID))
+		var pod corev1.Pod
+		g.Expect(c.Get(context.Background(), podKey, &pod)).To(gomega.Succeed())
+		g.Expect(pod.UID).NotTo(gomega.Equal(old.UID), "the pod is replaced")
 		g.Expect(j.Status.Phase).To(gomega.Equal(musterv1.PhaseRunning))
 	})
-	task := got.Status.Roles[0].Tasks[1]
+	task, ok := got.Status.Roles[0].Task(1)
+	g.Expect(ok).To(gomega.BeTrue())
+	g.Expect(task.LastExit).NotTo(gomega.BeNil())
 	g.Expect(task.LastExit.Code).To(gomega.Equal(int32(137)))
 	g.Expect(task.Restarts).To(gomega.Equal(int32(1)))
 	g.Expect(got.Status.Restarts.Accountable).To(gomega.Equal(int32(1)))

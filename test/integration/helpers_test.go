@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -155,15 +156,23 @@ func (e *env) pod(name string) *corev1.Pod {
 	return pod
 }
 
+// task is one task of the job's status as the operator reads it: its pod
+// name, and the UID of the pod that name finds now when status leaves it
+// out (a pending, running or restarting task's current pod).
 func (e *env) task(job *musterv1.TrainingJob, role string, index int32) musterv1.TaskStatus {
 	for _, rs := range job.Status.Roles {
-		if rs.Name == role {
-			for _, t := range rs.Tasks {
-				if t.Index == index {
-					return t
-				}
-			}
+		t, ok := rs.Task(index)
+		if !ok || rs.Name != role {
+			continue
 		}
+		t.Pod = objects.PodName(job.Name, role, index)
+		pod := &corev1.Pod{}
+		live := t.State == musterv1.TaskPending || t.State == musterv1.TaskRunning || t.State == musterv1.TaskRestarting
+		if live && t.PodUID == "" && k8s.Get(e.ctx(), client.ObjectKey{Namespace: job.Namespace, Name: t.Pod}, pod) == nil &&
+			(t.LastExit == nil || t.LastExit.PodUID != pod.UID) {
+			t.PodUID = pod.UID
+		}
+		return t
 	}
 	e.t.Fatalf("no task %s/%d in status %+v", role, index, job.Status)
 	return musterv1.TaskStatus{}

@@ -66,15 +66,17 @@ func TestRescaleBasic(t *testing.T) {
 	})
 	e.rescale("a", 2, 2)
 	e.eventuallyJob("a", func(g gomega.Gomega, j *musterv1.TrainingJob) {
-		g.Expect(j.Status.Roles[0].Tasks[2].DeletionPending).To(gomega.BeTrue())
-		g.Expect(j.Status.Roles[0].Tasks[3].DeletionPending).To(gomega.BeTrue())
+		t2, _ := j.Status.Roles[0].Task(2)
+		t3, _ := j.Status.Roles[0].Task(3)
+		g.Expect(t2.DeletionPending).To(gomega.BeTrue())
+		g.Expect(t3.DeletionPending).To(gomega.BeTrue())
 	})
 	e.notFailed("a")
 	e.g.Eventually(func() bool { return e.pod("a-a-3").DeletionTimestamp != nil }, timeout, interval).Should(gomega.BeTrue())
 	e.release("a-a-2")
 	e.release("a-a-3")
 	e.eventuallyJob("a", func(g gomega.Gomega, j *musterv1.TrainingJob) {
-		g.Expect(j.Status.Roles[0].Tasks).To(gomega.HaveLen(2))
+		g.Expect(j.Status.Roles[0].TaskCount()).To(gomega.Equal(int32(2)))
 	})
 	e.notFailed("a")
 
@@ -87,7 +89,8 @@ func TestRescaleBasic(t *testing.T) {
 	e.waitPhase("a", musterv1.PhaseRunning)
 	e.rescale("a", 2, 2)
 	e.eventuallyJob("a", func(g gomega.Gomega, j *musterv1.TrainingJob) {
-		g.Expect(j.Status.Roles[0].Tasks[3].DeletionPending).To(gomega.BeTrue())
+		t3, _ := j.Status.Roles[0].Task(3)
+		g.Expect(t3.DeletionPending).To(gomega.BeTrue())
 	})
 	e.g.Eventually(func() bool { return e.pod("a-a-2").DeletionTimestamp != nil }, timeout, interval).Should(gomega.BeTrue())
 	old2 := e.pod("a-a-2").UID
@@ -95,10 +98,11 @@ func TestRescaleBasic(t *testing.T) {
 	e.rescale("a", 3, 3)
 	fresh := e.waitPod("a-a-2", string(old2))
 	e.eventuallyJob("a", func(g gomega.Gomega, j *musterv1.TrainingJob) {
-		tasks := j.Status.Roles[0].Tasks
-		g.Expect(tasks[2].DeletionPending).To(gomega.BeFalse())
-		g.Expect(tasks[2].PodUID).To(gomega.Equal(fresh.UID))
-		g.Expect(tasks[3].DeletionPending).To(gomega.BeTrue(), "a-3 is not reused while it terminates")
+		t2, _ := j.Status.Roles[0].Task(2)
+		t3, _ := j.Status.Roles[0].Task(3)
+		g.Expect(t2.DeletionPending).To(gomega.BeFalse())
+		g.Expect(t2.State).To(gomega.Equal(musterv1.TaskPending), "a new instance: %s", fresh.UID)
+		g.Expect(t3.DeletionPending).To(gomega.BeTrue(), "a-3 is not reused while it terminates")
 	})
 	e.notFailed("a")
 
@@ -111,7 +115,8 @@ func TestRescaleBasic(t *testing.T) {
 	e.runAll("a", 5)
 	got := e.waitPhase("a", musterv1.PhaseRunning)
 	e.g.Expect(got.Status.Ready).To(gomega.Equal("5/5"))
-	for _, task := range got.Status.Roles[0].Tasks {
+	for i := range got.Status.Roles[0].TaskCount() {
+		task, _ := got.Status.Roles[0].Task(i)
 		e.g.Expect(task.DeletionPending).To(gomega.BeFalse())
 	}
 	e.g.Expect(got.Status.Restarts.Total).To(gomega.BeZero(), "a rescale is not a restart")

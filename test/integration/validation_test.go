@@ -85,11 +85,11 @@ func TestInvalidJobsAreRejected(t *testing.T) {
 			job:       func(ns string) *musterv1.TrainingJob { return testutil.MakeJob("j", ns).Role("w", 2000000000).Obj() },
 			wantField: "spec.roles[0].replicas: Invalid value: 2000000000: spec.roles[0].replicas in body should be less than or equal to 10000",
 		},
-		"more tasks than status can record": {
+		"more than 10000 tasks": {
 			job: func(ns string) *musterv1.TrainingJob {
-				return testutil.MakeJob("j", ns).Role("ps", 500).Role("w", 100).Scalable(1, 2001).Obj()
+				return testutil.MakeJob("j", ns).Role("ps", 5000).Role("w", 100).Scalable(1, 5001).Obj()
 			},
-			wantField: "spec.roles: Invalid value: a job may have at most 2500 tasks",
+			wantField: "spec.roles: Invalid value: a job may have at most 10000 tasks",
 		},
 		"a scalable role with replicas of its own": {
 			job: func(ns string) *musterv1.TrainingJob {

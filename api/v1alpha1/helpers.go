@@ -19,3 +19,25 @@ func (s *TrainingJobStatus) IsTrue(t ConditionType) bool {
 func (s *TrainingJobStatus) Finished() bool {
 	return s.IsTrue(ConditionSucceeded) || s.IsTrue(ConditionFailed)
 }
+
+// Task is the state of the role's task index, from the entry that
+// describes it, or false when no entry does.
+func (r *RoleStatus) Task(index int32) (TaskStatus, bool) {
+	for _, t := range r.Tasks {
+		if index >= t.Index && index < t.Index+max(t.Count, 1) {
+			out := *t.DeepCopy()
+			out.Index, out.Count = index, 0
+			return out, true
+		}
+	}
+	return TaskStatus{}, false
+}
+
+// TaskCount is the number of tasks the role's entries describe.
+func (r *RoleStatus) TaskCount() int32 {
+	var n int32
+	for _, t := range r.Tasks {
+		n += max(t.Count, 1)
+	}
+	return n
+}

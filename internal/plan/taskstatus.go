@@ -1,0 +1,144 @@
+package plan
+
+import (
+	"cmp"
+	"slices"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/objects"
+)
+
+// Status records every task, yet stays small at any job size: what the pods
+// themselves show is left out, and tasks alike share one entry.
+//
+//   - A task's pod name is <job>-<role>-<index>, so it is written only on
+//     an entry of a single task.
+//   - A pending or running task's pod is the one its name finds, with its
+//     UID; only a restart's ended instance, while it is still there, is
+//     written by UID, so that it is deleted and never taken for the
+//     replacement.
+//   - The last exit is kept for the most recent exits of each role and for
+//     tasks being restarted; it is what people read, and the planner needs
+//     no other (a completion rule triggers on the exit that has just
+//     happened).
+//   - Consecutive tasks left with equal entries share one, with a count.
+//
+// Expanding is the exact inverse for everything the planner reads, given
+// the same pods; the simulation test plans with and without the summary and
+// checks that every decision is the same.
+
+// recentExits is how many last exits of each role status keeps.
+const recentExits = 8
+
+// vanishedUID marks a pending or running task whose pod is gone: it ended
+// unseen (deleted by someone else, or lost with its node).
+const vanishedUID types.UID = "vanished"
+
+// summarizeStatus is off only in the test that checks it changes no
+// decision.
+var summarizeStatus = true
+
+// expandTasks turns each role's entries into one task per index, in index
+// order, with their pod names.
+func expandTasks(job *musterv1.TrainingJob, status *musterv1.TrainingJobStatus) {
+	for i := range status.Roles {
+		rs := &status.Roles[i]
+		tasks := make([]musterv1.TaskStatus, 0, rs.TaskCount())
+		for _, e := range rs.Tasks {
+			for k := range max(e.Count, 1) {
+				t := *e.DeepCopy()
+				t.Index, t.Count = e.Index+k, 0
+				t.Pod = objects.PodName(job.Name, rs.Name, t.Index)
+				tasks = append(tasks, t)
+			}
+		}
+		slices.SortFunc(tasks, func(a, b musterv1.TaskStatus) int { return cmp.Compare(a.Index, b.Index) })
+		rs.Tasks = tasks
+	}
+}
+
+// attachPods gives each pending or running task its pod's UID and instance
+// number, or marks it vanished when the pod is gone.
+func (p *planner) attachPods() {
+	for i := range p.status.Roles {
+		for j := range p.status.Roles[i].Tasks {
+			t := &p.status.Roles[i].Tasks[j]
+			if (t.State != musterv1.TaskPending && t.State != musterv1.TaskRunning) || t.PodUID != "" {
+				continue
+			}
+			if pod := p.pods[t.Pod]; pod != nil {
+				t.PodUID = pod.UID
+				t.Attempts = max(t.Attempts, podTaskAttempt(pod))
+			} else {
+				t.PodUID = vanishedUID
+			}
+		}
+	}
+}
+
+// summarizeTasks writes each role's tasks in the short form.
+func (p *planner) summarizeTasks(status *musterv1.TrainingJobStatus) {
+	if !summarizeStatus {
+		return
+	}
+	for i := range status.Roles {
+		rs := &status.Roles[i]
+		keep := p.recentExits(rs.Tasks)
+		out := make([]musterv1.TaskStatus, 0, 4)
+		for _, t := range rs.Tasks {
+			e := p.shortEntry(t, keep[t.Index])
+			if n := len(out); n > 0 && alike(out[n-1], e) && out[n-1].Index+max(out[n-1].Count, 1) == e.Index {
+				out[n-1].Count = max(out[n-1].Count, 1) + 1
+				out[n-1].Pod = ""
+				continue
+			}
+			out = append(out, e)
+		}
+		rs.Tasks = out
+	}
+}
+
+// shortEntry is one task as status writes it.
+func (p *planner) shortEntry(t musterv1.TaskStatus, keepExit bool) musterv1.TaskStatus {
+	e := *t.DeepCopy()
+	// The ended instance of a restart, while it is still there, is the one
+	// pod status must name: it is to be deleted, and never taken for the
+	// replacement that will have its name.
+	pod := p.pods[t.Pod]
+	endedThere := t.State == musterv1.TaskRestarting && t.LastExit != nil && pod != nil && pod.UID == t.LastExit.PodUID
+	if !endedThere {
+		e.PodUID = ""
+		if !keepExit {
+			e.LastExit = nil
+		}
+	}
+	return e
+}
+
+// recentExits are the tasks whose last exits status keeps: the most recent
+// of the role.
+func (p *planner) recentExits(tasks []musterv1.TaskStatus) map[int32]bool {
+	var exited []musterv1.TaskStatus
+	for _, t := range tasks {
+		if t.LastExit != nil {
+			exited = append(exited, t)
+		}
+	}
+	slices.SortStableFunc(exited, func(a, b musterv1.TaskStatus) int {
+		return endedAt(b).Compare(endedAt(a).Time) // newest first
+	})
+	keep := make(map[int32]bool, recentExits)
+	for _, t := range exited[:min(len(exited), recentExits)] {
+		keep[t.Index] = true
+	}
+	return keep
+}
+
+// alike is whether two short entries differ only in where they are.
+func alike(a, b musterv1.TaskStatus) bool {
+	a.Index, b.Index, a.Count, b.Count, a.Pod, b.Pod = 0, 0, 0, 0, "", ""
+	return equality.Semantic.DeepEqual(a, b)
+}

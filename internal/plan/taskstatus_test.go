@@ -1,0 +1,99 @@
+package plan
+
+import (
+	"encoding/json"
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+func statusBytes(t *testing.T, s musterv1.TrainingJobStatus) int {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(b)
+}
+
+// A 10,000-task job's status stays small whatever its tasks do: running,
+// failing all at once, restarting, finishing.
+func TestStatusStaysSmallAtAnySize(t *testing.T) {
+	const n = 10000
+	job := testutil.MakeJob("big", "ns").UID("0b0c3f3e-5d3c-4b7e-9c1e-2f9a8e1c0d11").Role("worker", n).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).BackoffLimit(100000).WithDefaults().Obj()
+	w := newWorld(t, job)
+	w.runAll()
+	if got := statusBytes(t, w.job.Status); got > 4<<10 {
+		t.Errorf("10,000 running tasks: status is %d bytes", got)
+	}
+	if w.job.Status.Ready != "10000/10000" {
+		t.Fatalf("ready %s", w.job.Status.Ready)
+	}
+
+	// Every pod fails at once: a plan records at most maxEndsPerPlan of
+	// them and comes back for the rest at once.
+	for name := range w.pods {
+		w.exit(name, 1)
+	}
+	res := w.step()
+	if w.job.Status.Restarts.Total != maxEndsPerPlan || res.RequeueAfter != time.Millisecond {
+		t.Fatalf("one plan records %d ends and requeues: %d restarts, requeue %v", maxEndsPerPlan, w.job.Status.Restarts.Total, res.RequeueAfter)
+	}
+	largest := 0
+	for i := 0; i < 60 && w.job.Status.Restarts.Total < n; i++ {
+		w.step()
+		largest = max(largest, statusBytes(t, w.job.Status))
+	}
+	if w.job.Status.Restarts.Total != n {
+		t.Fatalf("every failure is counted once: %d", w.job.Status.Restarts.Total)
+	}
+	if largest > 256<<10 {
+		t.Errorf("while 10,000 tasks restart, status reached %d bytes", largest)
+	}
+	w.steps(3)
+	w.runEverything()
+	if got := statusBytes(t, w.job.Status); got > 8<<10 || w.job.Status.Ready != "10000/10000" {
+		t.Errorf("running again after a restart each: %d bytes, ready %s", got, w.job.Status.Ready)
+	}
+	for i := int32(0); i < n; i += 997 {
+		if ts := w.task("worker", i); ts.Restarts != 1 || ts.AccountableRestarts != 1 || ts.State != musterv1.TaskRunning {
+			t.Fatalf("task %d: %+v", i, ts)
+		}
+	}
+}
+
+// The short form keeps the last exits people read: the most recent of
+// each role, and those of tasks being restarted while their pods remain.
+func TestStatusKeepsTheRecentExits(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 20).RestartPolicy(musterv1.RestartPolicyNever).
+		Completion(-1, 30).WithDefaults().Obj()
+	w := newWorld(t, job)
+	w.runAll()
+	for i := 0; i < 20; i++ {
+		w.now = w.now.Add(time.Second)
+		w.pods["j-w-"+strconv.Itoa(i)].Status = testutil.ExitedStatus(int32(i+1), "Error", w.now)
+		w.step()
+	}
+	var kept []int32
+	for _, e := range w.job.Status.Roles[0].Tasks {
+		if e.LastExit != nil {
+			kept = append(kept, e.Index)
+		}
+	}
+	if len(kept) != recentExits || kept[0] != 12 {
+		t.Fatalf("the last %d exits are kept, newest included: %v", recentExits, kept)
+	}
+	if ts := w.task("w", 3); ts.State != musterv1.TaskFailed {
+		t.Fatalf("an older failure is still a failure: %+v", ts)
+	}
+	if w.job.Status.Roles[0].Failed != 20 {
+		t.Fatalf("counts: %+v", w.job.Status.Roles[0])
+	}
+	_ = corev1.PodRunning
+}
