@@ -74,12 +74,18 @@ func TestStoreGoesWhenTheJobFinishes(t *testing.T) {
 	}
 }
 
-func TestBelowMinReplicasWaitsThenFails(t *testing.T) {
+// threeOfMinTwo is an elastic job of 3 workers that needs 2, with a minute
+// to get back to 2 when it has fewer.
+func threeOfMinTwo() *musterv1.TrainingJob {
 	job := testutil.MakeJob("el", "ns").UID("el").Role("worker", 3).Elastic(2, 3).
 		RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj()
 	job.Spec.Runtime.PyTorch.Elastic.Rendezvous.Store = musterv1.StoreWorker
 	job.Spec.Scaling.BelowMinTimeoutSeconds = 60
-	w := newWorld(t, job)
+	return job
+}
+
+func TestBelowMinReplicasWaitsThenFails(t *testing.T) {
+	w := newWorld(t, threeOfMinTwo())
 	w.runAll()
 	if w.job.Status.Elastic.BelowMinSince != nil {
 		t.Fatal("3 running of min 2: not below")
@@ -111,11 +117,7 @@ func TestBelowMinReplicasWaitsThenFails(t *testing.T) {
 // clock anew: a job resumed after a long suspension, or retried, gets the
 // whole timeout again instead of failing at once.
 func TestBelowMinClockRestartsOnSuspendAndNewAttempt(t *testing.T) {
-	job := testutil.MakeJob("el", "ns").UID("el").Role("worker", 3).Elastic(2, 3).
-		RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj()
-	job.Spec.Runtime.PyTorch.Elastic.Rendezvous.Store = musterv1.StoreWorker
-	job.Spec.Scaling.BelowMinTimeoutSeconds = 60
-	w := newWorld(t, job)
+	w := newWorld(t, threeOfMinTwo())
 	w.step() // pods made, none running: below the minimum from the start
 	if w.job.Status.Elastic.BelowMinSince == nil {
 		t.Fatal("no worker runs: below min")
