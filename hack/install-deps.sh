@@ -14,9 +14,15 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "install-deps: need root to install: ${need[*]}" >&2
   exit 1
 fi
-echo ">> installing ${need[*]} (apt)" >&2
+echo ">> installing ${need[*]} (apt; python3-torch is large, a few minutes on a cold machine)" >&2
 start=$(date +%s)
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# Quiet when it works; when apt fails, its own output says why.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! { apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}"; } >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "install-deps: apt could not install ${need[*]} (its output is above)" >&2
+  exit 1
+fi
 echo ">> installed ${need[*]} in $(( $(date +%s) - start ))s" >&2

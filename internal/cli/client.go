@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -40,6 +41,12 @@ func (cf *clientFlags) loader() clientcmd.ClientConfig {
 func (cf *clientFlags) restConfig() (*rest.Config, string, error) {
 	loader := cf.loader()
 	cfg, err := loader.ClientConfig()
+	if clientcmd.IsEmptyConfig(err) {
+		// client-go's own message speaks of KUBERNETES_MASTER, which
+		// nobody sets any more: say what does point muster at a cluster.
+		return nil, "", errors.New("no cluster configured: set KUBECONFIG or pass --kubeconfig (and --context), " +
+			`or for the local cluster run eval "$(go run ./tools/musterdev env)" in a Muster checkout`)
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("loading kubeconfig: %w", err)
 	}

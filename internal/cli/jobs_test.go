@@ -78,3 +78,14 @@ func TestScaleTarget(t *testing.T) {
 		})
 	}
 }
+
+// With no kubeconfig at all, the error says how to point muster at a
+// cluster, not client-go's KUBERNETES_MASTER.
+func TestNoClusterSaysWhatToDo(t *testing.T) {
+	t.Setenv("KUBECONFIG", t.TempDir()+"/none")
+	t.Setenv("HOME", t.TempDir())
+	_, _, err := (&clientFlags{}).restConfig()
+	if err == nil || !strings.Contains(err.Error(), "--kubeconfig") || strings.Contains(err.Error(), "KUBERNETES_MASTER") {
+		t.Fatalf("got %v", err)
+	}
+}
