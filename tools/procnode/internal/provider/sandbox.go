@@ -135,6 +135,14 @@ func (r *podRun) setupNetwork(pod *corev1.Pod) error {
 	r.mu.Lock()
 	r.net, r.fwd, r.podIP = pn, fwd, netip.Addr.String(ip)
 	r.mu.Unlock()
+	hp, err := startHostPorts(pod, r.dialPod)
+	if err != nil {
+		r.releaseNetwork()
+		return fmt.Errorf("host ports: %w", err)
+	}
+	r.mu.Lock()
+	r.hports = hp
+	r.mu.Unlock()
 	return nil
 }
 
@@ -142,10 +150,11 @@ func (r *podRun) setupNetwork(pod *corev1.Pod) error {
 // address. The pod keeps reporting its IP, as finished pods do.
 func (r *podRun) releaseNetwork() {
 	r.mu.Lock()
-	pn, fwd := r.net, r.fwd
-	r.net, r.fwd = nil, nil
+	pn, fwd, hp := r.net, r.fwd, r.hports
+	r.net, r.fwd, r.hports = nil, nil, nil
 	uid := string(r.pod.UID)
 	r.mu.Unlock()
+	hp.close()
 	if fwd != nil {
 		fwd.Close()
 	}
