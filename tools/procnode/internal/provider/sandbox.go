@@ -253,11 +253,16 @@ func (r *podRun) prepareClaim(vol volume.Volume) error {
 	return os.MkdirAll(vol.HostPath, 0o777)
 }
 
-// refreshVolumes re-renders API-backed volumes every minute, like the
-// kubelet's sync: ConfigMap and Secret changes show up, and projected
-// service-account tokens are renewed before they expire.
+// volumeRefresh is how often API-backed volumes are re-rendered.
+const volumeRefresh = 10 * time.Second
+
+// refreshVolumes re-renders API-backed volumes, like the kubelet's sync:
+// ConfigMap and Secret changes show up, and projected service-account
+// tokens are renewed before they expire. Every 10 s rather than the
+// kubelet's minute: on a development cluster a Secret that a controller has
+// just filled (the webhook's certificate) should not hold everything up.
 func (r *podRun) refreshVolumes() {
-	t := time.NewTicker(time.Minute)
+	t := time.NewTicker(volumeRefresh)
 	defer t.Stop()
 	for {
 		select {
