@@ -42,6 +42,7 @@ type webhookFlags struct {
 	enable                                      bool
 	port                                        int
 	certDir, serviceName, secretName, namespace string
+	hostNames                                   string
 }
 
 func parseFlags() *flags {
@@ -69,6 +70,7 @@ func parseFlags() *flags {
 	flag.StringVar(&f.webhooks.serviceName, "webhook-service-name", "muster-webhook", "Service the API server calls the webhook through; the certificate names it")
 	flag.StringVar(&f.webhooks.secretName, "webhook-secret-name", "muster-webhook-cert", "Secret the certificate rotator keeps the CA and serving certificate in")
 	flag.StringVar(&f.webhooks.namespace, "webhook-namespace", "", "namespace of the webhook Service and Secret (default: the operator's own)")
+	flag.StringVar(&f.webhooks.hostNames, "webhook-host-names", "", "more DNS names for the webhook's certificate, comma-separated, for configurations that call it by URL (e.g. localhost on a node where the API server reaches it through a hostPort)")
 	f.zapOpts = zap.Options{Development: false, Level: zapcore.InfoLevel}
 	f.zapOpts.BindFlags(flag.CommandLine) // --zap-log-level sets the log level
 	flag.Parse()
@@ -171,6 +173,7 @@ func setupWebhooks(mgr ctrl.Manager, f webhookFlags, certsReady chan struct{}) e
 		ServiceName: f.serviceName,
 		SecretName:  f.secretName,
 		CertDir:     f.certDir,
+		HostNames:   splitNames(f.hostNames),
 	}, certsReady); err != nil {
 		return err
 	}
@@ -186,3 +189,14 @@ func setupWebhooks(mgr ctrl.Manager, f webhookFlags, certsReady chan struct{}) e
 
 // serviceAccountNamespace holds the namespace of the pod it is mounted in.
 const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// splitNames splits a comma-separated list, dropping empty names.
+func splitNames(s string) []string {
+	var out []string
+	for _, n := range strings.Split(s, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}

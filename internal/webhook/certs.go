@@ -30,6 +30,9 @@ type CertOptions struct {
 	SecretName string
 	// CertDir is where that Secret is mounted, the webhook server's CertDir.
 	CertDir string
+	// HostNames are more DNS names for the certificate, for configurations
+	// that call the webhook by URL rather than through the Service.
+	HostNames []string
 	// ValidatingConfig and MutatingConfig name the webhook configurations
 	// that get the CA; ValidatingConfigName and MutatingConfigName when
 	// empty.
@@ -64,7 +67,7 @@ func AddCertRotator(mgr ctrl.Manager, o CertOptions, ready chan struct{}) error 
 		CAName:         "muster-webhook-ca",
 		CAOrganization: "muster.dev",
 		DNSName:        svc,
-		ExtraDNSNames:  []string{svc + ".cluster.local"},
+		ExtraDNSNames:  append([]string{svc + ".cluster.local"}, o.HostNames...),
 		IsReady:        ready,
 		Webhooks: []rotator.WebhookInfo{
 			{Name: o.ValidatingConfig, Type: rotator.Validating},

@@ -57,7 +57,7 @@ const (
 	// OperatorImage is the image of the operator Deployment in config/manager;
 	// the process node maps it to the locally built binary.
 	OperatorImage = "ghcr.io/muster-dev/muster-operator:latest"
-	// operatorNamespace and operatorDeployment name what config/default installs.
+	// operatorNamespace and operatorDeployment name what config/dev installs.
 	operatorNamespace  = "muster-system"
 	operatorDeployment = "muster-operator"
 )

@@ -15,17 +15,18 @@ import (
 )
 
 // installOperator installs Muster the way a user would: kubectl applies
-// config/default (server-side, because the CRD embeds whole pod templates
-// and exceeds client-side apply's annotation limit) and the operator's
-// Deployment runs on the process node, with its real RBAC. Not
-// config/production: its admission webhook is called through a Service, and
-// this API server cannot reach pods, so every TrainingJob create would fail.
+// config/dev (server-side, because the CRD embeds whole pod templates and
+// exceeds client-side apply's annotation limit) and the operator's
+// Deployment runs on the process node, with its real RBAC and its admission
+// webhook. config/dev is config/production with the webhook called by URL
+// through the operator pod's hostPort: this API server cannot reach pods
+// through a Service.
 func (c *Config) installOperator(ctx context.Context, kubectl string, cs kubernetes.Interface, timeout time.Duration) error {
 	start := time.Now()
 	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig="+c.Kubeconfig(),
-		"apply", "--server-side", "--field-manager=muster-dev", "-k", filepath.Join(c.Root, "config", "default"))
+		"apply", "--server-side", "--field-manager=muster-dev", "-k", filepath.Join(c.Root, "config", "dev"))
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("kubectl apply -k config/default: %w\n%s", err, out)
+		return fmt.Errorf("kubectl apply -k config/dev: %w\n%s", err, out)
 	}
 	waitCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -45,7 +46,33 @@ func (c *Config) installOperator(ctx context.Context, kubectl string, cs kuberne
 		return fmt.Errorf("the operator runs but does not hold its leader lease %s/%s: %w\n%s",
 			operatorNamespace, operatorLease, err, describeOperatorPods(ctx, cs))
 	}
-	c.logf("%-24s installed in %-8s (Deployment %s/%s Available, leader elected)", "muster-operator", since(start), operatorNamespace, operatorDeployment)
+	// Every TrainingJob create goes through the webhook: the cluster is
+	// ready for jobs once the webhook answers one.
+	if err := poll(waitCtx, func(ctx context.Context) error { return c.webhookAnswers(ctx, kubectl) }); err != nil {
+		return fmt.Errorf("the admission webhook does not answer: %w\n%s", err, describeOperatorPods(ctx, cs))
+	}
+	c.logf("%-24s installed in %-8s (Deployment %s/%s Available, leader elected, webhook answering)", "muster-operator", since(start), operatorNamespace, operatorDeployment)
+	return nil
+}
+
+// probeJob is the smallest valid TrainingJob, created only as a server-side
+// dry run: admission runs, nothing is stored.
+const probeJob = `apiVersion: muster.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: webhook-probe, namespace: default}
+spec:
+  roles:
+  - name: probe
+    template: {spec: {containers: [{name: probe, image: probe}]}}
+`
+
+// webhookAnswers is whether the admission webhook admits a job.
+func (c *Config) webhookAnswers(ctx context.Context, kubectl string) error {
+	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig="+c.Kubeconfig(), "create", "--dry-run=server", "-f", "-")
+	cmd.Stdin = strings.NewReader(probeJob)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%w: %s", err, strings.TrimSpace(string(out)))
+	}
 	return nil
 }
 

@@ -47,6 +47,7 @@ type podRun struct {
 
 	net    *netsetup.PodNet
 	fwd    *netsetup.Forwarder
+	hports *hostPorts
 	vols   map[string]volume.Volume
 	tokens *tokenCache
 

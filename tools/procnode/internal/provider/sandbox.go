@@ -135,6 +135,14 @@ func (r *podRun) setupNetwork(pod *corev1.Pod) error {
 	r.mu.Lock()
 	r.net, r.fwd, r.podIP = pn, fwd, netip.Addr.String(ip)
 	r.mu.Unlock()
+	hp, err := startHostPorts(pod, r.dialPod)
+	if err != nil {
+		r.releaseNetwork()
+		return fmt.Errorf("host ports: %w", err)
+	}
+	r.mu.Lock()
+	r.hports = hp
+	r.mu.Unlock()
 	return nil
 }
 
@@ -142,10 +150,11 @@ func (r *podRun) setupNetwork(pod *corev1.Pod) error {
 // address. The pod keeps reporting its IP, as finished pods do.
 func (r *podRun) releaseNetwork() {
 	r.mu.Lock()
-	pn, fwd := r.net, r.fwd
-	r.net, r.fwd = nil, nil
+	pn, fwd, hp := r.net, r.fwd, r.hports
+	r.net, r.fwd, r.hports = nil, nil, nil
 	uid := string(r.pod.UID)
 	r.mu.Unlock()
+	hp.close()
 	if fwd != nil {
 		fwd.Close()
 	}
@@ -244,11 +253,16 @@ func (r *podRun) prepareClaim(vol volume.Volume) error {
 	return os.MkdirAll(vol.HostPath, 0o777)
 }
 
-// refreshVolumes re-renders API-backed volumes every minute, like the
-// kubelet's sync: ConfigMap and Secret changes show up, and projected
-// service-account tokens are renewed before they expire.
+// volumeRefresh is how often API-backed volumes are re-rendered.
+const volumeRefresh = 10 * time.Second
+
+// refreshVolumes re-renders API-backed volumes, like the kubelet's sync:
+// ConfigMap and Secret changes show up, and projected service-account
+// tokens are renewed before they expire. Every 10 s rather than the
+// kubelet's minute: on a development cluster a Secret that a controller has
+// just filled (the webhook's certificate) should not hold everything up.
 func (r *podRun) refreshVolumes() {
-	t := time.NewTicker(time.Minute)
+	t := time.NewTicker(volumeRefresh)
 	defer t.Stop()
 	for {
 		select {
