@@ -82,6 +82,7 @@ const (
 	ReasonPermanentExitCode    = "PermanentExitCode"
 	ReasonDeadlineExceeded     = "DeadlineExceeded"
 	ReasonPodCreateFailed      = "PodCreateFailed"
+	ReasonNameTaken            = "NameTaken"
 	ReasonTTLExpired           = "TTLExpired"
 	ReasonStopped              = "Stopped"
 	ReasonHeld                 = "Held"

@@ -27,8 +27,14 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, res
 	var errs []error
 	if svc := res.CreateService; svc != nil {
 		log.V(2).Info("Creating service", "service", svc.Name)
-		if err := r.client.Create(ctx, svc); err != nil && !apierrors.IsAlreadyExists(err) {
-			r.warn(job, musterv1.ReasonPodCreateFailed, "creating Service %s: %v", svc.Name, err)
+		err := r.client.Create(ctx, svc)
+		switch {
+		case apierrors.IsAlreadyExists(err):
+			// The plan asks for the Service only when the job has none of
+			// its own: this one is someone else's.
+			r.refused(job, plan.CreateFailure{Object: "Service " + svc.Name, NameTaken: true, Err: err})
+		case err != nil:
+			r.refused(job, plan.CreateFailure{Object: "Service " + svc.Name, Err: err})
 			errs = append(errs, fmt.Errorf("creating service: %w", err))
 		}
 	}
@@ -76,11 +82,15 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.TrainingJob, 
 			created++
 			podActions.WithLabelValues("create", "ok").Inc()
 		case apierrors.IsAlreadyExists(err):
-			// Our cache lagged; the pod is there, which is what we wanted.
 			r.expect.createFailed(job.UID, pod.Name)
+			if r.foreign(ctx, job, pod.Name) {
+				r.refused(job, plan.CreateFailure{Object: "pod " + pod.Name, NameTaken: true, Err: err})
+			}
+			// Otherwise our cache lagged: the pod is there, as wanted.
 		default:
 			r.expect.createFailed(job.UID, pod.Name)
 			podActions.WithLabelValues("create", "error").Inc()
+			r.refused(job, plan.CreateFailure{Object: "pod " + pod.Name, Err: err})
 			errs = append(errs, fmt.Errorf("creating pod %s: %w", pod.Name, err))
 		}
 	})
@@ -170,4 +180,57 @@ func (r *Reconciler) scale(ctx context.Context, job *musterv1.TrainingJob, repli
 		return fmt.Errorf("resizing to %d: %w", replicas, err)
 	}
 	return nil
+}
+
+// foreign is whether the pod named name, which a create just found, belongs
+// to someone other than the job. Asked of the API server: the cache holds
+// only the job's own pods.
+func (r *Reconciler) foreign(ctx context.Context, job *musterv1.TrainingJob, name string) bool {
+	if r.opts.APIReader == nil {
+		return false
+	}
+	pod := &corev1.Pod{}
+	if err := r.opts.APIReader.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: name}, pod); err != nil {
+		return false
+	}
+	return !metav1.IsControlledBy(pod, job)
+}
+
+// refused keeps a refused create for the job's next plan.
+func (r *Reconciler) refused(job *musterv1.TrainingJob, f plan.CreateFailure) {
+	r.failuresMu.Lock()
+	defer r.failuresMu.Unlock()
+	key := client.ObjectKeyFromObject(job)
+	kept := r.failures[key]
+	if kept.uid != job.UID {
+		kept = refusals{uid: job.UID}
+	}
+	if len(kept.failures) < maxFailuresKept {
+		kept.failures = append(kept.failures, f)
+	}
+	r.failures[key] = kept
+}
+
+// refusals are one job's refused creates, by the job's UID: a job deleted
+// and made again under the same name does not inherit them.
+type refusals struct {
+	uid      types.UID
+	failures []plan.CreateFailure
+}
+
+// maxFailuresKept bounds what one job's refused creates hold in memory:
+// the first few say what is wrong.
+const maxFailuresKept = 8
+
+// takeFailures hands the job's refused creates to its next plan, and
+// forgets them; job nil forgets those of a job that is gone.
+func (r *Reconciler) takeFailures(key types.NamespacedName, job *musterv1.TrainingJob) []plan.CreateFailure {
+	r.failuresMu.Lock()
+	defer r.failuresMu.Unlock()
+	kept := r.failures[key]
+	delete(r.failures, key)
+	if job == nil || kept.uid != job.UID {
+		return nil
+	}
+	return kept.failures
 }

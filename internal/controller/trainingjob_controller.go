@@ -6,11 +6,13 @@ package controller
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -81,6 +83,10 @@ type Reconciler struct {
 	recorder events.EventRecorder
 	opts     Options
 	expect   *expectations
+	// failures are creates the API server refused, kept for the job's next
+	// plan: nothing in the cluster records them.
+	failuresMu sync.Mutex
+	failures   map[types.NamespacedName]refusals
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -88,7 +94,8 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 // NewReconciler makes a Reconciler. c must read from the operator's cache.
 func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
 	opts.defaults(c)
-	return &Reconciler{client: c, recorder: recorder, opts: opts, expect: newExpectations(opts.ExpectationTimeout)}
+	return &Reconciler{client: c, recorder: recorder, opts: opts, expect: newExpectations(opts.ExpectationTimeout),
+		failures: map[types.NamespacedName]refusals{}}
 }
 
 // +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs,verbs=get;list;watch;patch;delete
@@ -104,6 +111,9 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options)
 func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	job := &musterv1.TrainingJob{}
 	if err := r.client.Get(ctx, req.NamespacedName, job); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.takeFailures(req.NamespacedName, nil)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("trainingJob", klog.KObj(job))
@@ -112,6 +122,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// The garbage collector removes the children through their owner
 		// references.
 		r.expect.forget(job.UID)
+		r.takeFailures(req.NamespacedName, nil)
 		return ctrl.Result{}, nil
 	}
 
@@ -126,7 +137,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 
-	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now)})
+	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now),
+		CreateFailures: r.takeFailures(req.NamespacedName, job)})
 	before := job.Status.DeepCopy()
 	written, err := r.writeStatus(ctx, job, res.Status)
 	if err != nil {

@@ -31,6 +31,9 @@ type Input struct {
 	// Throughput is a sample the controller read for the autoscaler, when
 	// one was due (see SampleDue).
 	Throughput *Throughput
+	// CreateFailures are the creates the API server refused when the
+	// previous plan was acted on.
+	CreateFailures []CreateFailure
 }
 
 // PodDeletion asks for one pod instance to be deleted.
@@ -83,10 +86,11 @@ type planner struct {
 	all          []*corev1.Pod
 	hasSvc       bool
 	outcome      *Outcome
-	waiting      []string // roles held back by dependsOn, for the Running condition
-	ends         int      // pod ends recorded in this plan, at most maxEndsPerPlan
-	scaling      int32    // new tasks of a growing running job, for the Running condition
-	delayed      bool     // a new attempt waits out a conflict delay
+	waiting      []string  // roles held back by dependsOn, for the Running condition
+	ends         int       // pod ends recorded in this plan, at most maxEndsPerPlan
+	scaling      int32     // new tasks of a growing running job, for the Running condition
+	blocked      []blocked // objects the cluster refused to create, for the Running condition
+	delayed      bool      // a new attempt waits out a conflict delay
 	// store is the job's rendezvous store pod, if any; storeReady once it
 	// runs; waitingForStore when a task waited for it in this plan.
 	store           *corev1.Pod
@@ -135,6 +139,7 @@ func Plan(in Input) Result {
 	default:
 		p.ensureService()
 		p.resume()
+		p.createFailures(in.CreateFailures)
 		p.run()
 		if !isFinished(p.status) && p.restart == nil {
 			p.autoscale(in.Throughput)

@@ -65,6 +65,10 @@ func (p *planner) setRunning(running, desired int32) {
 			p.setCondition(musterv1.ConditionRunning, false, musterv1.ReasonTaskRestarting, msg)
 		}
 	default:
+		if len(p.blocked) > 0 {
+			p.setCondition(musterv1.ConditionRunning, false, p.blocked[0].reason, p.blocked[0].message)
+			return
+		}
 		if p.waitingForStore {
 			p.waiting = append(p.waiting, "the elastic world waits for the rendezvous store "+objects.StorePodName(p.job)+" to run")
 		}

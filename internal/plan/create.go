@@ -1,0 +1,62 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/policy"
+)
+
+// CreateFailure is a create the API server refused, as the controller saw it
+// when it acted on the previous plan. Nothing in the cluster records it, so
+// the controller hands it to the next plan, which decides what it means.
+type CreateFailure struct {
+	// Object is the pod's or the Service's name.
+	Object string
+	// NameTaken: an object Muster does not own already has the name.
+	NameTaken bool
+	// Err is the API server's answer.
+	Err error
+}
+
+// createRetry is how soon a create that cannot succeed as things are (a
+// name taken, a request refused) is tried again.
+const createRetry = 10 * time.Second
+
+// createFailures decides what refused creates mean. One that would fail the
+// same way every time (the pod is invalid or too large) ends the job, as
+// FrameworkController's PodCreationPermanentError does. One that something
+// else stands in the way of (a foreign object with the name, a policy
+// refusing the pod) stops the job from running, which its Running
+// condition and an event say, and is tried again. Neither loops silently.
+func (p *planner) createFailures(failures []CreateFailure) {
+	if len(failures) == 0 || p.outcome != nil {
+		return
+	}
+	for _, f := range failures {
+		if f.NameTaken {
+			p.blocked = append(p.blocked, blocked{musterv1.ReasonNameTaken,
+				fmt.Sprintf("%s cannot be created: an object Muster does not own has its name", f.Object)})
+			continue
+		}
+		c := policy.CreationErrorOf(f.Err)
+		if c.Has(policy.AttributePermanent) {
+			p.failForGood(musterv1.CompletionStatus{
+				Reason: musterv1.ReasonPodCreateFailed, Message: fmt.Sprintf("creating %s: %v", f.Object, f.Err),
+				Code: new(c.Code), Phrase: c.Phrase, Attributes: []string{string(policy.AttributePermanent)},
+			})
+			return
+		}
+		if !c.Has(policy.AttributeTransient) {
+			p.blocked = append(p.blocked, blocked{musterv1.ReasonPodCreateFailed, fmt.Sprintf("creating %s: %v", f.Object, f.Err)})
+		}
+	}
+	if len(p.blocked) > 0 {
+		p.event(true, p.blocked[0].reason, p.blocked[0].message)
+		p.requeue(createRetry)
+	}
+}
+
+// blocked is why the job cannot make an object it needs.
+type blocked struct{ reason, message string }
