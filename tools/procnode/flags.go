@@ -4,9 +4,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
+	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
@@ -49,7 +51,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:10250", "kubelet API address (TLS, self-signed)")
 	fs.BoolVar(&o.cleanup, "cleanup", false, "remove namespaces and processes left by an earlier run of this node, then exit")
 	fs.Var(&forwards, "forward", "PORT=HOST:PORT: also forward 127.0.0.1:PORT (TCP) in every pod to a host address (repeatable)")
-	fs.Var(&capacity, "capacity", "NAME=QUANTITY: node capacity, e.g. nvidia.com/gpu=8 (repeatable; defaults cpu=64, memory=256Gi, pods=250)")
+	fs.Var(&capacity, "capacity", "NAME=QUANTITY: node capacity, e.g. nvidia.com/gpu=8 (repeatable; defaults: the host's CPUs, memory and disk, pods=250)")
 	fs.DurationVar(&o.restartBackoff, "restart-backoff", 10*time.Second, "first crash-loop back-off (doubles up to 5m)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -72,12 +74,7 @@ func parseFlags(args []string) (*options, error) {
 		}
 		o.forwards = append(o.forwards, netsetup.Rule{Proto: "tcp", Listen: "127.0.0.1:" + port, Target: target})
 	}
-	o.capacity = corev1.ResourceList{
-		corev1.ResourceCPU:              resource.MustParse("64"),
-		corev1.ResourceMemory:           resource.MustParse("256Gi"),
-		corev1.ResourcePods:             resource.MustParse("250"),
-		corev1.ResourceEphemeralStorage: resource.MustParse("1Ti"),
-	}
+	o.capacity = hostCapacity()
 	for _, c := range capacity {
 		name, qty, ok := strings.Cut(c, "=")
 		q, err := resource.ParseQuantity(qty)
@@ -87,4 +84,25 @@ func parseFlags(args []string) (*options, error) {
 		o.capacity[corev1.ResourceName(name)] = q
 	}
 	return o, nil
+}
+
+// hostCapacity is what the node advertises unless told otherwise: the
+// host's own CPUs, memory and disk, so that the scheduler's picture of the
+// node is true (pods run as the host's processes).
+func hostCapacity() corev1.ResourceList {
+	out := corev1.ResourceList{
+		corev1.ResourceCPU:              *resource.NewQuantity(int64(runtime.NumCPU()), resource.DecimalSI),
+		corev1.ResourceMemory:           resource.MustParse("4Gi"),
+		corev1.ResourcePods:             resource.MustParse("250"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+	}
+	var si unix.Sysinfo_t
+	if unix.Sysinfo(&si) == nil {
+		out[corev1.ResourceMemory] = *resource.NewQuantity(int64(si.Totalram)*int64(si.Unit), resource.BinarySI)
+	}
+	var fs unix.Statfs_t
+	if unix.Statfs("/", &fs) == nil {
+		out[corev1.ResourceEphemeralStorage] = *resource.NewQuantity(int64(fs.Blocks)*fs.Bsize, resource.BinarySI)
+	}
+	return out
 }
