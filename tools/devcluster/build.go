@@ -50,6 +50,10 @@ func Build(ctx context.Context, c *Config, set BuildSet) (*Binaries, error) {
 	if err != nil {
 		return nil, err
 	}
+	if set.ControlPlane && !isExecutable(filepath.Join(b.ControlPlane, "kube-apiserver")) {
+		c.logf("first run: building Kubernetes %s, etcd %s and the cluster's other parts from source, "+
+			"about 15 to 25 minutes on 2 cores; they are cached in %s, so later runs start in seconds", v.Kubernetes, v.Etcd, c.Cache)
+	}
 	if set.ControlPlane {
 		c.logf("%-24s binaries in %s", "kubernetes "+v.Kubernetes, b.ControlPlane)
 		clusterSrc := filepath.Join(c.Root, "tools", "cluster")
@@ -170,6 +174,7 @@ func (c *Config) buildOnce(ctx context.Context, path, what string, build func(ou
 	}
 	c.logf("building %s (only once, cached in %s) ...", what, filepath.Dir(path))
 	start := time.Now()
+	defer c.working("building "+what, progressEvery)()
 	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
 	if err := build(tmp); err != nil {
 		_ = os.Remove(tmp)
@@ -187,6 +192,7 @@ func (c *Config) buildOnce(ctx context.Context, path, what string, build func(ou
 // path only if it changed.
 func (c *Config) buildFromSource(ctx context.Context, dir, pkg, path string) error {
 	start := time.Now()
+	defer c.working("building "+filepath.Base(path), progressEvery)()
 	stage := filepath.Join(filepath.Dir(path), ".stage", filepath.Base(path))
 	if err := os.MkdirAll(filepath.Dir(stage), 0o755); err != nil {
 		return err
@@ -286,3 +292,32 @@ func copyExecutable(src, dst string) error {
 }
 
 func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
+
+// progressEvery is how often a build that is still running says so: a cold
+// build runs for minutes and must not look hung. A variable for tests.
+var progressEvery = 30 * time.Second
+
+// working says every interval that what is still going on, and for how
+// long, until the returned function is called.
+func (c *Config) working(what string, every time.Duration) (stop func()) {
+	start := time.Now()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				c.logf("  ... still %s (%s so far)", what, since(start))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 )
 
 // Ports are the fixed 127.0.0.1 ports of the local cluster. They sit in the
@@ -213,9 +214,14 @@ func (c *Config) command(args string) string {
 
 func (c *Config) logf(format string, args ...any) {
 	if c.Out != nil {
+		// A long build reports progress from another goroutine.
+		logMu.Lock()
+		defer logMu.Unlock()
 		fmt.Fprintf(c.Out, format+"\n", args...)
 	}
 }
+
+var logMu sync.Mutex
 
 // Kubeconfig is the admin kubeconfig of the running cluster.
 func (c *Config) Kubeconfig() string { return filepath.Join(c.StateDir, "kubeconfig") }

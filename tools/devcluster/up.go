@@ -59,7 +59,10 @@ func Up(ctx context.Context, c *Config) (err error) {
 		}
 	}()
 
-	if _, err := Build(ctx, c, BuildSet{ControlPlane: true, CoreDNS: true, KWOK: true, ProcNode: true, Operator: !c.NoOperator}); err != nil {
+	// KWOK only when fake nodes are asked for, or already run: a cluster
+	// without them should not wait minutes for a build it never uses.
+	_, kwokRuns := c.runningPID("kwok")
+	if _, err := Build(ctx, c, BuildSet{ControlPlane: true, CoreDNS: true, KWOK: c.FakeNodes > 0 || kwokRuns, ProcNode: true, Operator: !c.NoOperator}); err != nil {
 		return err
 	}
 	if err := c.prepareState(); err != nil {
@@ -118,7 +121,9 @@ func (c *Config) populate(ctx context.Context, bins *Binaries) error {
 		if err := reconcileFakeNodes(ctx, cs, c.FakeNodes, c.GPUsPerNode); err != nil {
 			return err
 		}
-		c.logf("%-24s %d with %d nvidia.com/gpu each, in %s", "fake nodes", c.FakeNodes, c.GPUsPerNode, since(t))
+		if c.FakeNodes > 0 {
+			c.logf("%-24s %d with %d nvidia.com/gpu each, in %s", "fake nodes", c.FakeNodes, c.GPUsPerNode, since(t))
+		}
 	}
 	switch {
 	case c.NoOperator:
