@@ -78,14 +78,14 @@ build: ## Build the operator and the CLI into bin/.
 test: test-unit test-integration test-e2e ## Run every test tier.
 
 .PHONY: test-unit
-test-unit: ## Unit tests of pure logic (fast, no cluster).
-	go test -count=1 $(UNIT_PKGS)
-	@for m in $(TOOL_MODULES); do if [ -f $$m/go.mod ]; then (cd $$m && go test -count=1 ./...); fi; done
+test-unit: ## Unit tests of pure logic, with the race detector (no cluster).
+	go test -race -count=1 $(UNIT_PKGS)
+	@for m in $(TOOL_MODULES); do if [ -f $$m/go.mod ]; then (cd $$m && go test -race -count=1 ./...); fi; done
 
 .PHONY: test-integration
 test-integration: ## The operator against a real kube-apiserver and etcd (built on first use).
 	@bin_dir=$$(hack/build-cluster.sh) && \
-		MUSTER_K8S_BIN=$$bin_dir go test -count=1 -timeout 20m ./test/integration/...
+		MUSTER_K8S_BIN=$$bin_dir go test -race -count=1 -timeout 30m ./test/integration/...
 
 .PHONY: test-e2e
 test-e2e: deps ## The local cluster with real processes and real torch (needs root).

@@ -304,6 +304,12 @@ type ElasticStatus struct {
 	// storeRestarts counts the times the store pod was replaced.
 	// +optional
 	StoreRestarts int32 `json:"storeRestarts,omitempty"`
+	// storeEnded is the UID of the store pod whose end storeRestarts last
+	// counted, until it is gone: an operator that dies before deleting it
+	// does not count it again.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	StoreEnded types.UID `json:"storeEnded,omitempty"`
 	// belowMinSince is when the role last fell below minReplicas running
 	// tasks; the job fails if it stays there longer than
 	// spec.scaling.belowMinTimeoutSeconds.

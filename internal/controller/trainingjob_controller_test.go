@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ type harness struct {
 	r            *Reconciler
 	rec          *events.FakeRecorder
 	key          types.NamespacedName
+	mu           sync.Mutex // creates run in parallel
 	statusWrites int
 	creates      int
 }
@@ -66,10 +68,12 @@ func newHarness(t *testing.T, job *musterv1.TrainingJob, funcs interceptor.Funcs
 			}
 		}
 		if _, ok := obj.(*corev1.Pod); ok {
+			h.mu.Lock()
 			h.creates++
 			// The fake client sets no UID; the API server always does,
 			// and the planner tells pod instances apart by it.
 			obj.SetUID(types.UID(fmt.Sprintf("uid-%d", h.creates)))
+			h.mu.Unlock()
 		}
 		return c.Create(ctx, obj, o...)
 	}

@@ -30,8 +30,11 @@ func (p *planner) syncStore() {
 		p.res.CreatePods = append(p.res.CreatePods, desired)
 	case pod.DeletionTimestamp != nil:
 	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
-		rs.StoreRestarts++
-		p.event(true, "StoreRestarting", "the rendezvous store "+pod.Name+" ended ("+describeExit(ExitOf(pod, p.classifier))+"); replacing it")
+		if rs.StoreEnded != pod.UID {
+			rs.StoreRestarts++
+			rs.StoreEnded = pod.UID
+			p.event(true, musterv1.ReasonStoreRestarting, "the rendezvous store "+pod.Name+" ended ("+describeExit(ExitOf(pod, p.classifier))+"); replacing it")
+		}
 		p.deletePod(pod, "store ended")
 	case pod.Status.Phase == corev1.PodRunning:
 		p.storeReady = true

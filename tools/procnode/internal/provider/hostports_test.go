@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -48,9 +49,12 @@ func TestHostPortsForwardIntoThePod(t *testing.T) {
 		{ContainerPort: 1, Protocol: corev1.ProtocolUDP, HostPort: 1}, // not TCP: not served
 		{ContainerPort: 2}, // no host port
 	}}}}}
+	var mu sync.Mutex
 	var dialed []string
 	dial := func(addr string, timeout time.Duration) (net.Conn, error) {
+		mu.Lock()
 		dialed = append(dialed, addr)
+		mu.Unlock()
 		return net.DialTimeout("tcp", addr, timeout)
 	}
 	hp, err := startHostPorts(pod, dial)
@@ -69,6 +73,8 @@ func TestHostPortsForwardIntoThePod(t *testing.T) {
 		t.Fatalf("reply %q, %v", reply, err)
 	}
 	_ = c.Close()
+	mu.Lock()
+	defer mu.Unlock()
 	if len(dialed) != 1 || dialed[0] != net.JoinHostPort("127.0.0.1", strconv.Itoa(int(containerPort))) {
 		t.Fatalf("dialed %v", dialed)
 	}
