@@ -307,7 +307,6 @@ type ElasticStatus struct {
 	// storeEnded is the UID of the store pod whose end storeRestarts last
 	// counted, until it is gone: an operator that dies before deleting it
 	// does not count it again.
-	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	StoreEnded types.UID `json:"storeEnded,omitempty"`
 	// belowMinSince is when the role last fell below minReplicas running
