@@ -167,10 +167,3 @@ func StatusOf(st autoscale.State) *musterv1.AutoscalerStatus {
 	}
 	return s
 }
-
-func truncateTo(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n-3] + "..."
-}

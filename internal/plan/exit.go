@@ -120,15 +120,17 @@ const maxCompletionMessageLen = 1024
 
 // bounded is c with its message cut to what status allows.
 func bounded(c musterv1.CompletionStatus) musterv1.CompletionStatus {
-	if len(c.Message) > maxCompletionMessageLen {
-		c.Message = c.Message[:maxCompletionMessageLen-3] + "..."
-	}
+	c.Message = truncateTo(c.Message, maxCompletionMessageLen)
 	return c
 }
 
-func truncate(s string) string {
-	if len(s) <= maxMessageLen {
+// truncate cuts a message from a pod to what status keeps of it.
+func truncate(s string) string { return truncateTo(s, maxMessageLen) }
+
+// truncateTo cuts s to n bytes, marking the cut.
+func truncateTo(s string, n int) string {
+	if len(s) <= n {
 		return s
 	}
-	return s[:maxMessageLen-3] + "..."
+	return s[:n-3] + "..."
 }

@@ -147,7 +147,10 @@ func Plan(in Input) Result {
 	}
 	p.summarize()
 	p.scaleStatus()
-	p.res.Status = *p.status.DeepCopy()
+	// The summary replaces each role's task list, so the roles need copying
+	// and nothing else does.
+	p.res.Status = *p.status
+	p.res.Status.Roles = slices.Clone(p.status.Roles)
 	p.summarizeTasks(&p.res.Status)
 	return p.res
 }

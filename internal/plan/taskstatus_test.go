@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
@@ -95,5 +93,4 @@ func TestStatusKeepsTheRecentExits(t *testing.T) {
 	if w.job.Status.Roles[0].Failed != 20 {
 		t.Fatalf("counts: %+v", w.job.Status.Roles[0])
 	}
-	_ = corev1.PodRunning
 }
