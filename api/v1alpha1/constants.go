@@ -60,6 +60,10 @@ const (
 	// ConditionSuspended is true while spec.run.suspend holds the job with
 	// no pods.
 	ConditionSuspended ConditionType = "Suspended"
+	// ConditionGangScheduled is, for a job with a gang backend, whether the
+	// current attempt's gang has been placed; false with the scheduler's
+	// reason while it waits (Queued, Unschedulable).
+	ConditionGangScheduled ConditionType = "GangScheduled"
 	// ConditionSucceeded is true once the job has finished successfully.
 	ConditionSucceeded ConditionType = "Succeeded"
 	// ConditionFailed is true once the job has finished unsuccessfully.
@@ -105,6 +109,12 @@ const (
 	ReasonPodDeleted           = "PodDeleted"
 	ReasonPodsCreated          = "PodsCreated"
 	ReasonAutoscaling          = "Autoscaling"
+	ReasonGangPending          = "GangPending"
+	ReasonGangQueued           = "Queued"
+	ReasonGangUnschedulable    = "Unschedulable"
+	ReasonGangScheduled        = "GangScheduled"
+	ReasonGangCreateFailed     = "GangCreateFailed"
+	ReasonGangBackendDisabled  = "GangBackendDisabled"
 )
 
 // DefaultBackoffLimit is the number of accountable restarts a job may make

@@ -133,6 +133,11 @@ type TrainingJobStatus struct {
 	// +optional
 	Elastic *ElasticStatus `json:"elastic,omitempty"`
 
+	// scheduling is the gang in force: its backend and, for the current
+	// attempt, its gang object.
+	// +optional
+	Scheduling *SchedulingStatus `json:"scheduling,omitempty"`
+
 	// completion says why the job finished.
 	// +optional
 	Completion *CompletionStatus `json:"completion,omitempty"`

@@ -57,6 +57,11 @@ type TrainingJob struct {
 // +kubebuilder:validation:XValidation:rule="self.roles.map(r, has(r.replicas) ? r.replicas : 1).sum() + (has(self.scaling) ? self.scaling.roles.map(s, s.maxReplicas).sum() : 0) <= 10000",fieldPath=.roles,message="a job may have at most 10000 tasks, counting spec.roles[].replicas and, for scalable roles, spec.scaling.roles[].maxReplicas"
 // +kubebuilder:validation:XValidation:rule="self.roles.all(r, !has(r.dependsOn) || r.dependsOn.all(d, d.role != r.name && self.roles.exists(x, x.name == d.role)))",message="spec.roles[].dependsOn[].role must name another role of the job"
 // +kubebuilder:validation:XValidation:rule="!has(self.failurePolicy) || !has(self.failurePolicy.rules) || self.failurePolicy.rules.all(f, !has(f.roles) || f.roles.all(n, self.roles.exists(r, r.name == n)))",message="spec.failurePolicy.rules[].roles must name roles in spec.roles"
+// +kubebuilder:validation:XValidation:rule="has(self.scheduling) == has(oldSelf.scheduling) && (!has(self.scheduling) || self.scheduling == oldSelf.scheduling)",message="spec.scheduling is immutable"
+// +kubebuilder:validation:XValidation:rule="!has(self.scheduling) || !has(self.scheduling.roles) || self.scheduling.roles.all(q, self.roles.exists(r, r.name == q.name))",fieldPath=.scheduling.roles,message="spec.scheduling.roles[].name must name a role in spec.roles"
+// +kubebuilder:validation:XValidation:rule="!has(self.scheduling) || !has(self.scheduling.minAvailable) || self.scheduling.minAvailable <= self.roles.filter(r, !has(self.scaling) || !self.scaling.roles.exists(s, s.name == r.name)).map(r, has(r.replicas) ? r.replicas : 1).sum() + (has(self.scaling) ? self.scaling.roles.map(s, has(s.minReplicas) ? s.minReplicas : 1).sum() : 0)",fieldPath=.scheduling.minAvailable,message="spec.scheduling.minAvailable may not exceed the job's smallest size: the fixed roles' replicas plus each scalable role's minReplicas"
+// +kubebuilder:validation:XValidation:rule="!has(self.scheduling) || !has(self.scheduling.roles) || self.scheduling.roles.all(q, has(self.scaling) && self.scaling.roles.exists(s, s.name == q.name) ? self.scaling.roles.exists(s, s.name == q.name && q.minAvailable <= (has(s.minReplicas) ? s.minReplicas : 1)) : self.roles.exists(r, r.name == q.name && q.minAvailable <= (has(r.replicas) ? r.replicas : 1)))",fieldPath=.scheduling.roles,message="spec.scheduling.roles[].minAvailable may not exceed the role's replicas (a scalable role's minReplicas)"
+// +kubebuilder:validation:XValidation:rule="!has(self.scheduling) || !has(self.scheduling.roles) || !has(self.scheduling.minAvailable) || self.scheduling.roles.map(q, q.minAvailable).sum() <= self.scheduling.minAvailable",fieldPath=.scheduling.minAvailable,message="spec.scheduling.minAvailable may not be below the sum of spec.scheduling.roles[].minAvailable"
 // +kubebuilder:validation:XValidation:rule="!has(self.run) || !has(self.run.debug) || !has(self.run.debug.roles) || self.run.debug.roles.all(d, self.roles.exists(r, r.name == d.name))",message="spec.run.debug.roles[].name must name a role in spec.roles"
 type TrainingJobSpec struct {
 	// runtime tells how the processes of the job find each other. Without
@@ -88,6 +93,11 @@ type TrainingJobSpec struct {
 	// +kubebuilder:default={backoffLimit: 3}
 	// +optional
 	FailurePolicy FailurePolicy `json:"failurePolicy,omitzero"`
+
+	// scheduling says how the job's pods are placed: as a gang through a
+	// gang scheduler, in a queue, at a priority.
+	// +optional
+	Scheduling Scheduling `json:"scheduling,omitempty,omitzero"`
 
 	// run holds the policies of the job as a whole: execution, suspension,
 	// deadlines and clean-up.

@@ -4,7 +4,9 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +23,8 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/controller"
+	"github.com/muster-dev/muster/internal/gang"
+	"github.com/muster-dev/muster/internal/gang/backends"
 	musterwebhook "github.com/muster-dev/muster/internal/webhook"
 )
 
@@ -35,7 +39,14 @@ type flags struct {
 	leaderElectionNamespace string
 	namespaces              string
 	webhooks                webhookFlags
+	gangs                   gangFlags
 	zapOpts                 zap.Options
+}
+
+type gangFlags struct {
+	enabled                                []string
+	defaultBackend                         string
+	coschedulingName, volcanoSchedulerName string
 }
 
 type webhookFlags struct {
@@ -71,6 +82,13 @@ func parseFlags() *flags {
 	flag.StringVar(&f.webhooks.secretName, "webhook-secret-name", "muster-webhook-cert", "Secret the certificate rotator keeps the CA and serving certificate in")
 	flag.StringVar(&f.webhooks.namespace, "webhook-namespace", "", "namespace of the webhook Service and Secret (default: the operator's own)")
 	flag.StringVar(&f.webhooks.hostNames, "webhook-host-names", "", "more DNS names for the webhook's certificate, comma-separated, for configurations that call it by URL (e.g. localhost on a node where the API server reaches it through a hostPort)")
+	flag.Func("gang-backend-enable", "enable a gang backend: Native, Coscheduling or Volcano (repeatable); its RBAC comes with config/gang/<backend>", func(v string) error {
+		f.gangs.enabled = append(f.gangs.enabled, v)
+		return nil
+	})
+	flag.StringVar(&f.gangs.defaultBackend, "default-gang-backend", "None", "gang backend of jobs whose spec.scheduling.backend is unset; None or an enabled backend")
+	flag.StringVar(&f.gangs.coschedulingName, "coscheduling-scheduler-name", "scheduler-plugins-scheduler", "schedulerName of the scheduler that runs the coscheduling plugin")
+	flag.StringVar(&f.gangs.volcanoSchedulerName, "volcano-scheduler-name", "volcano", "schedulerName of the Volcano scheduler")
 	f.zapOpts = zap.Options{Development: false, Level: zapcore.InfoLevel}
 	f.zapOpts.BindFlags(flag.CommandLine) // --zap-log-level sets the log level
 	flag.Parse()
@@ -111,10 +129,14 @@ func run(f *flags) error {
 	if f.webhooks.enable {
 		webhookServer = musterwebhook.NewServer(webhook.Options{Port: f.webhooks.port, CertDir: f.webhooks.certDir}, certsReady)
 	}
+	gangs, err := gangOptions(f.gangs)
+	if err != nil {
+		return err
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		WebhookServer:                 webhookServer,
-		Cache:                         controller.CacheOptions(namespaces),
+		Cache:                         controller.CacheOptions(namespaces, gangs),
 		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:        f.healthAddr,
 		LeaderElection:                f.leaderElect,
@@ -138,6 +160,7 @@ func run(f *flags) error {
 		PodEventBatch:           f.podEventBatch,
 		ExpectationTimeout:      time.Minute,
 		StatusClient:            statusClient,
+		Gang:                    gangs,
 	}); err != nil {
 		return fmt.Errorf("setting up controllers: %w", err)
 	}
@@ -148,7 +171,7 @@ func run(f *flags) error {
 		return err
 	}
 	if f.webhooks.enable {
-		if err := setupWebhooks(mgr, f.webhooks, certsReady); err != nil {
+		if err := setupWebhooks(mgr, f.webhooks, certsReady, slices.Collect(maps.Keys(gangs.Backends))); err != nil {
 			return err
 		}
 	}
@@ -159,7 +182,7 @@ func run(f *flags) error {
 // setupWebhooks registers the admission webhook and the rotator of its
 // certificate. The pod is not ready until the server listens, so the
 // Service sends the API server nowhere else.
-func setupWebhooks(mgr ctrl.Manager, f webhookFlags, certsReady chan struct{}) error {
+func setupWebhooks(mgr ctrl.Manager, f webhookFlags, certsReady chan struct{}, gangBackends []musterv1.GangBackend) error {
 	ns := f.namespace
 	if ns == "" {
 		b, err := os.ReadFile(serviceAccountNamespace)
@@ -177,7 +200,7 @@ func setupWebhooks(mgr ctrl.Manager, f webhookFlags, certsReady chan struct{}) e
 	}, certsReady); err != nil {
 		return err
 	}
-	if err := musterwebhook.Register(mgr); err != nil {
+	if err := musterwebhook.Register(mgr, gangBackends...); err != nil {
 		return fmt.Errorf("registering the admission webhook: %w", err)
 	}
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {
@@ -185,6 +208,31 @@ func setupWebhooks(mgr ctrl.Manager, f webhookFlags, certsReady chan struct{}) e
 	}
 	ctrl.Log.Info("Admission webhook enabled", "namespace", ns, "service", f.serviceName, "secret", f.secretName, "port", f.port)
 	return nil
+}
+
+// gangOptions makes the enabled gang backends' adapters and checks the
+// default is one of them.
+func gangOptions(f gangFlags) (controller.GangOptions, error) {
+	var enabled []musterv1.GangBackend
+	for _, name := range f.enabled {
+		b, err := gang.Parse(name)
+		if err != nil {
+			return controller.GangOptions{}, fmt.Errorf("--gang-backend-enable: %w", err)
+		}
+		enabled = append(enabled, b)
+	}
+	adapters, err := backends.New(enabled, backends.Options{CoschedulingSchedulerName: f.coschedulingName, VolcanoSchedulerName: f.volcanoSchedulerName})
+	if err != nil {
+		return controller.GangOptions{}, fmt.Errorf("--gang-backend-enable: %w", err)
+	}
+	def, err := gang.Parse(f.defaultBackend)
+	if err != nil {
+		return controller.GangOptions{}, fmt.Errorf("--default-gang-backend: %w", err)
+	}
+	if _, ok := adapters[def]; def != musterv1.GangNone && !ok {
+		return controller.GangOptions{}, fmt.Errorf("--default-gang-backend=%s is not enabled: add --gang-backend-enable=%s", def, def)
+	}
+	return controller.GangOptions{Default: def, Backends: adapters}, nil
 }
 
 // serviceAccountNamespace holds the namespace of the pod it is mounted in.

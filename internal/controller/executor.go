@@ -22,7 +22,7 @@ import (
 // execute carries out a plan whose status is already written. Every action
 // is idempotent: creating a pod that exists or deleting one that is gone is
 // not an error, so replaying a plan after a crash is safe.
-func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, res plan.Result) error {
+func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, groups []client.Object, res plan.Result) error {
 	log := ctrl.LoggerFrom(ctx)
 	var errs []error
 	if svc := res.CreateService; svc != nil {
@@ -38,7 +38,16 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, res
 			errs = append(errs, fmt.Errorf("creating service: %w", err))
 		}
 	}
-	errs = append(errs, r.deletePods(ctx, job, res.DeletePods), r.createPods(ctx, job, res.CreatePods))
+	errs = append(errs, r.deletePods(ctx, job, res.DeletePods))
+	// The gang object exists before any of its pods.
+	g, err := r.syncGang(ctx, job, groups, res)
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		_, backend := r.gangOf(job)
+		decorate(backend, g, res.CreatePods)
+		errs = append(errs, r.createPods(ctx, job, res.CreatePods))
+	}
 	if n := res.Scale; n != nil {
 		errs = append(errs, r.scale(ctx, job, *n))
 	}

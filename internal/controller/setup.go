@@ -18,7 +18,7 @@ import (
 // Services that carry a job label, in the watched namespaces (all when
 // namespaces is empty). Its memory then grows with Muster's jobs, not with
 // the cluster.
-func CacheOptions(namespaces []string) cache.Options {
+func CacheOptions(namespaces []string, gangs GangOptions) cache.Options {
 	owned, err := labels.NewRequirement(musterv1.LabelJobName, selection.Exists, nil)
 	if err != nil {
 		panic(fmt.Sprintf("building the owned-objects selector: %v", err))
@@ -30,6 +30,9 @@ func CacheOptions(namespaces []string) cache.Options {
 			&corev1.Pod{}:     {Label: selector, Transform: trimPod},
 			&corev1.Service{}: {Label: selector, Transform: cache.TransformStripManagedFields()},
 		},
+	}
+	for _, kind := range gangKinds(gangs) {
+		opts.ByObject[kind] = cache.ByObject{Label: selector}
 	}
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}

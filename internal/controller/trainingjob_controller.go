@@ -53,6 +53,8 @@ type Options struct {
 	// Throughput reads a job's training throughput for the autoscaler;
 	// nil reads none.
 	Throughput ThroughputReader
+	// Gang are the gang backends this operator drives.
+	Gang GangOptions
 	// ActGate, when set, is called after a reconcile's status write and
 	// before its actions; an error skips the actions. Tests use it to stop
 	// the operator exactly between deciding and acting.
@@ -137,8 +139,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
 
+	gangIn, groups, err := r.observeGang(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("observing the gang: %w", err)
+	}
 	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now),
-		CreateFailures: r.takeFailures(req.NamespacedName, job)})
+		CreateFailures: r.takeFailures(req.NamespacedName, job), Gang: gangIn})
 	before := job.Status.DeepCopy()
 	written, err := r.writeStatus(ctx, job, res.Status)
 	if err != nil {
@@ -162,7 +168,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.execute(ctx, job, res); err != nil {
+	if err := r.execute(ctx, job, groups, res); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
@@ -222,12 +228,17 @@ func (r *Reconciler) sample(ctx context.Context, job *musterv1.TrainingJob, pods
 
 // SetupWithManager registers the reconciler and its watches.
 func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	owned := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &musterv1.TrainingJob{}, handler.OnlyControllerOwner())
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1.TrainingJob{}).
 		Watches(&corev1.Pod{}, batchedOwnerEvents(r.opts.PodEventBatch)).
-		Watches(&corev1.Service{}, handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(),
-			&musterv1.TrainingJob{}, handler.OnlyControllerOwner())).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
+		Watches(&corev1.Service{}, owned)
+	// Only the enabled backends' kinds are watched: a cluster without
+	// Volcano has no Volcano PodGroups to watch.
+	for _, kind := range gangKinds(r.opts.Gang) {
+		b = b.Watches(kind, owned)
+	}
+	return b.WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
 		Named("trainingjob").
 		Complete(r)
 }

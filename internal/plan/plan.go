@@ -34,6 +34,8 @@ type Input struct {
 	// CreateFailures are the creates the API server refused when the
 	// previous plan was acted on.
 	CreateFailures []CreateFailure
+	// Gang is the job's gang as observed; nil plans without one.
+	Gang *Gang
 }
 
 // PodDeletion asks for one pod instance to be deleted.
@@ -152,6 +154,7 @@ func Plan(in Input) Result {
 	p.res.Status = *p.status
 	p.res.Status.Roles = slices.Clone(p.status.Roles)
 	p.summarizeTasks(&p.res.Status)
+	applyGang(in.Gang, in.Job, p.all, &p.res, p.now)
 	return p.res
 }
 

@@ -246,3 +246,9 @@ func Env(c corev1.Container) map[string]string {
 	}
 	return out
 }
+
+// Scheduling sets spec.scheduling.
+func (b *JobBuilder) Scheduling(s musterv1.Scheduling) *JobBuilder {
+	b.job.Spec.Scheduling = s
+	return b
+}

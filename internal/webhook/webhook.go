@@ -7,6 +7,7 @@ package webhook
 
 import (
 	"context"
+	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -26,8 +27,11 @@ const (
 
 // Register adds the TrainingJob defaulter and validator to mgr's webhook
 // server. The operator binary and the integration tests both call it.
-func Register(mgr ctrl.Manager) error {
+// gangBackends are the gang backends the operator drives: a new job that
+// names another one is refused.
+func Register(mgr ctrl.Manager, gangBackends ...musterv1.GangBackend) error {
 	h := newTrainingJobWebhook()
+	h.gangBackends = gangBackends
 	return ctrl.NewWebhookManagedBy(mgr, &musterv1.TrainingJob{}).
 		WithDefaulter(h).
 		WithValidator(h).
@@ -41,6 +45,7 @@ type trainingJobWebhook struct {
 	defaultJob     func(job *musterv1.TrainingJob)
 	validateCreate func(job *musterv1.TrainingJob) field.ErrorList
 	validateUpdate func(oldJob, job *musterv1.TrainingJob) field.ErrorList
+	gangBackends   []musterv1.GangBackend
 }
 
 func newTrainingJobWebhook() *trainingJobWebhook {
@@ -64,7 +69,20 @@ func (h *trainingJobWebhook) Default(_ context.Context, job *musterv1.TrainingJo
 
 // ValidateCreate refuses a new job that internal/validation rejects.
 func (h *trainingJobWebhook) ValidateCreate(_ context.Context, job *musterv1.TrainingJob) (admission.Warnings, error) {
-	return nil, invalid(job, h.validateCreate(job))
+	errs := h.validateCreate(job)
+	if b := job.Spec.Scheduling.Backend; b != "" && b != musterv1.GangNone && !slices.Contains(h.gangBackends, b) {
+		errs = append(errs, field.NotSupported(field.NewPath("spec", "scheduling", "backend"), b,
+			append([]string{string(musterv1.GangNone)}, gangNames(h.gangBackends)...)))
+	}
+	return nil, invalid(job, errs)
+}
+
+func gangNames(bs []musterv1.GangBackend) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = string(b)
+	}
+	return out
 }
 
 // ValidateUpdate refuses an update that internal/validation rejects.

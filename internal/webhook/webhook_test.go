@@ -109,3 +109,21 @@ func TestDefaultsArePatched(t *testing.T) {
 		gomega.HaveField("Value", gomega.BeNumerically("==", 2)),
 	)))
 }
+
+// A job may name only a gang backend the operator drives; None always.
+func TestGangBackendMustBeEnabled(t *testing.T) {
+	g := gomega.NewWithT(t)
+	h := newTrainingJobWebhook()
+	h.gangBackends = []musterv1.GangBackend{musterv1.GangNative}
+	job := testutil.MakeJob("j", "ns").Role("w", 2).WithDefaults().Obj()
+	for backend, ok := range map[musterv1.GangBackend]bool{"": true, musterv1.GangNone: true, musterv1.GangNative: true, musterv1.GangVolcano: false} {
+		job.Spec.Scheduling.Backend = backend
+		_, err := h.ValidateCreate(context.Background(), job)
+		if ok {
+			g.Expect(err).NotTo(gomega.HaveOccurred(), "backend %q", backend)
+			continue
+		}
+		g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("spec.scheduling.backend")), "backend %q", backend)
+		g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring(`supported values: "None", "Native"`)))
+	}
+}

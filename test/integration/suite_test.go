@@ -8,6 +8,8 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -31,6 +33,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/controller"
+	"github.com/muster-dev/muster/internal/gang/backends"
 	musterwebhook "github.com/muster-dev/muster/internal/webhook"
 )
 
@@ -56,9 +59,14 @@ func runSuite(m *testing.M) int {
 	must(clientgoscheme.AddToScheme(scheme))
 	must(musterv1.AddToScheme(scheme))
 
+	coschedulingCRD, err := moduleFile(schedulerPluginsModule, "manifests", "coscheduling", "crd.yaml")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "finding the coscheduling PodGroup CRD:", err)
+		return 1
+	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: bin,
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases"), coschedulingCRD},
 		ErrorIfCRDPathMissing: true,
 		// envtest serves the webhook on 127.0.0.1 with certificates of its
 		// own, and points the configurations' clientConfig there.
@@ -66,7 +74,11 @@ func runSuite(m *testing.M) int {
 			Paths: []string{filepath.Join("..", "..", "config", "webhook", "webhooks.yaml")},
 		},
 	}
-	var err error
+	// The native gang API: the Workload and PodGroup kinds of
+	// scheduling.k8s.io/v1alpha2.
+	env.ControlPlane.GetAPIServer().Configure().
+		Append("feature-gates", "GenericWorkload=true").
+		Append("runtime-config", "scheduling.k8s.io/v1alpha2=true")
 	if cfg, err = env.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "starting envtest:", err)
 		// Start leaves etcd and the API server running when, say, the CRDs
@@ -110,7 +122,9 @@ func zapLevel() zapcore.Level {
 }
 
 // startGarbageCollector runs kube-controller-manager with only the garbage
-// collector, so owner references really delete children.
+// collector, so owner references really delete children, and the PodGroup
+// protection controller, which lets a native PodGroup go once no pod
+// names it.
 func startGarbageCollector(env *envtest.Environment, bin string) (func(), error) {
 	user, err := env.ControlPlane.AddUser(envtest.User{Name: "kcm", Groups: []string{"system:masters"}}, nil)
 	if err != nil {
@@ -129,7 +143,7 @@ func startGarbageCollector(env *envtest.Environment, bin string) (func(), error)
 		return nil, err
 	}
 	cmd := exec.Command(filepath.Join(bin, "kube-controller-manager"),
-		"--kubeconfig="+path, "--controllers=garbagecollector", "--leader-elect=false",
+		"--kubeconfig="+path, "--controllers=garbagecollector,podgroup-protection-controller", "--feature-gates=GenericWorkload=true", "--leader-elect=false",
 		"--bind-address=127.0.0.1", "--secure-port=0", "--concurrent-gc-syncs=5", "-v=0")
 	logFile, err := os.Create(filepath.Join(dir, "kcm.log"))
 	if err != nil {
@@ -161,7 +175,7 @@ func startWebhook(o *envtest.WebhookInstallOptions) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := musterwebhook.Register(mgr); err != nil {
+	if err := musterwebhook.Register(mgr, musterv1.GangNative, musterv1.GangCoscheduling); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -193,14 +207,14 @@ type runningOperator struct {
 func startOperator(edits ...func(*controller.Options)) (*runningOperator, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
-		Cache:      controller.CacheOptions(nil),
+		Cache:      controller.CacheOptions(nil, gangOptions()),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		return nil, err
 	}
-	opts := controller.Options{ExpectationTimeout: 10 * time.Second}
+	opts := controller.Options{ExpectationTimeout: 10 * time.Second, Gang: gangOptions()}
 	for _, edit := range edits {
 		edit(&opts)
 	}
@@ -218,6 +232,36 @@ func (o *runningOperator) stop() {
 	if err := <-o.done; err != nil {
 		fmt.Fprintln(os.Stderr, "operator stopped with:", err)
 	}
+}
+
+// gangOptions enables the gang backends whose APIs the test API server
+// serves: the native one and the coscheduling plugin's CRD.
+func gangOptions() controller.GangOptions {
+	adapters, err := backends.New([]musterv1.GangBackend{musterv1.GangNative, musterv1.GangCoscheduling}, backends.Options{})
+	must(err)
+	return controller.GangOptions{Default: musterv1.GangNone, Backends: adapters}
+}
+
+// schedulerPluginsModule is the release of kubernetes-sigs/scheduler-plugins
+// whose coscheduling PodGroup CRD the tests install, read from the Go
+// module cache.
+const schedulerPluginsModule = "sigs.k8s.io/scheduler-plugins@v0.34.7"
+
+// moduleFile downloads a module (a no-op once cached) and returns the path
+// of one of its files.
+func moduleFile(module string, path ...string) (string, error) {
+	out, err := exec.Command("go", "mod", "download", "-json", module).Output()
+	if err != nil {
+		return "", fmt.Errorf("go mod download %s: %w", module, err)
+	}
+	var m struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &m); err != nil {
+		return "", err
+	}
+	if m.Error != "" {
+		return "", errors.New(m.Error)
+	}
+	return filepath.Join(append([]string{m.Dir}, path...)...), nil
 }
 
 func must(err error) {

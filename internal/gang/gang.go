@@ -1,0 +1,162 @@
+// Package gang asks the schedulers that exist to place a job's tasks as a
+// gang: all of its minimum at once, or none. Muster never schedules pods
+// itself. A Gang is the gang one attempt of a job needs, computed from the
+// job alone; a Backend turns it into the scheduler's own objects, ties pods
+// to it, and reads back whether the scheduler let the gang in.
+//
+// Every attempt gets a gang object of its own, named <job>-<attempt>, made
+// before any of the attempt's pods: a restarted job is placed afresh, never
+// half in an old gang.
+package gang
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/topology"
+)
+
+// Gang is what one attempt of a job asks of its gang scheduler.
+type Gang struct {
+	Backend musterv1.GangBackend
+	// Job and Namespace name the job; Name is the attempt's gang object.
+	Job, Namespace, Name string
+	Attempt              int32
+	// MinAvailable is how many tasks are placed together.
+	MinAvailable int32
+	// RoleMin is the minimum of each role listed in spec.scheduling.roles,
+	// in spec order.
+	RoleMin []RoleMin
+	// Queue is the Volcano queue, "default" when the spec names none.
+	Queue string
+	// PriorityClassName is the job's priority, "" for the cluster default.
+	PriorityClassName string
+	// ScheduleTimeoutSeconds is the coscheduling plugin's timeout, 0 for
+	// its default.
+	ScheduleTimeoutSeconds int32
+}
+
+// RoleMin is a role's minimum within the gang.
+type RoleMin struct {
+	Role string
+	Min  int32
+}
+
+// Resolve resolves the backend in force for a job: the one recorded in its
+// status once chosen, else the spec's, else the operator's default. It
+// never changes for the life of a job, whatever the default becomes.
+func Resolve(job *musterv1.TrainingJob, def musterv1.GangBackend) musterv1.GangBackend {
+	if s := job.Status.Scheduling; s != nil && s.Backend != "" {
+		return s.Backend
+	}
+	if b := job.Spec.Scheduling.Backend; b != "" {
+		return b
+	}
+	if def == "" {
+		return musterv1.GangNone
+	}
+	return def
+}
+
+// For is the gang of the job's given attempt under backend b, or nil when
+// b is None.
+func For(job *musterv1.TrainingJob, b musterv1.GangBackend, attempt int32) *Gang {
+	if b == musterv1.GangNone || b == "" {
+		return nil
+	}
+	s := job.Spec.Scheduling
+	g := &Gang{
+		Backend:                b,
+		Job:                    job.Name,
+		Namespace:              job.Namespace,
+		Name:                   GroupName(job.Name, attempt),
+		Attempt:                attempt,
+		MinAvailable:           s.MinAvailable,
+		Queue:                  s.Queue,
+		PriorityClassName:      s.PriorityClassName,
+		ScheduleTimeoutSeconds: s.ScheduleTimeoutSeconds,
+	}
+	if g.MinAvailable == 0 {
+		g.MinAvailable = MinSize(job)
+	}
+	if b == musterv1.GangVolcano && g.Queue == "" {
+		g.Queue = "default"
+	}
+	for _, r := range job.Spec.Roles {
+		if i := slices.IndexFunc(s.Roles, func(q musterv1.RoleScheduling) bool { return q.Name == r.Name }); i >= 0 {
+			g.RoleMin = append(g.RoleMin, RoleMin{Role: r.Name, Min: s.Roles[i].MinAvailable})
+		}
+	}
+	return g
+}
+
+// MinSize is the job's smallest size: every task of its fixed roles and
+// the minReplicas of each scalable role. It is the default gang.
+func MinSize(job *musterv1.TrainingJob) int32 {
+	var n int32
+	for i := range job.Spec.Roles {
+		n += topology.MinReplicas(job, &job.Spec.Roles[i])
+	}
+	return n
+}
+
+// GroupName is the name of an attempt's gang object.
+func GroupName(job string, attempt int32) string {
+	return job + "-" + strconv.Itoa(int(attempt))
+}
+
+// State is what a backend read from an attempt's gang object.
+type State struct {
+	// Admitted is whether the attempt's pods may be created: the object
+	// exists and, for a queueing scheduler, the gang got into its queue.
+	Admitted bool
+	// Scheduled is the scheduler's word on the gang's placement: true
+	// once placed, false while it cannot be, nil when it has said nothing.
+	Scheduled *bool
+	// Reason and Message say why the gang waits, in the scheduler's words.
+	Reason, Message string
+}
+
+// A Backend is one gang scheduler's adapter.
+type Backend interface {
+	// Objects are the objects that make the gang, in creation order; the
+	// last is the attempt's gang object, named g.Name.
+	Objects(job *musterv1.TrainingJob, g *Gang) []client.Object
+	// Decorate ties a task's pod to the gang.
+	Decorate(pod *corev1.Pod, g *Gang)
+	// NewGroupList is an empty list of the attempt gang objects' kind.
+	NewGroupList() client.ObjectList
+	// NewGroup is an empty attempt gang object, for watches.
+	NewGroup() client.Object
+	// Observe reads an attempt's gang object.
+	Observe(group client.Object) State
+}
+
+// Labels are the labels of every gang object: the job's, so the operator's
+// cache and the job's views select them.
+func Labels(g *Gang) map[string]string {
+	return map[string]string{musterv1.LabelJobName: g.Job, musterv1.LabelJobAttempt: strconv.Itoa(int(g.Attempt))}
+}
+
+// SetPriority gives the pod the job's priority class unless its template
+// chose one.
+func SetPriority(pod *corev1.Pod, g *Gang) {
+	if pod.Spec.PriorityClassName == "" {
+		pod.Spec.PriorityClassName = g.PriorityClassName
+	}
+}
+
+// Parse reads a backend name, for flags.
+func Parse(s string) (musterv1.GangBackend, error) {
+	for _, b := range []musterv1.GangBackend{musterv1.GangNone, musterv1.GangNative, musterv1.GangCoscheduling, musterv1.GangVolcano} {
+		if string(b) == s {
+			return b, nil
+		}
+	}
+	return "", fmt.Errorf("unknown gang backend %q: want None, Native, Coscheduling or Volcano", s)
+}

@@ -1,0 +1,76 @@
+package volcano_test
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/gang"
+	"github.com/muster-dev/muster/internal/gang/volcano"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+func withRequests(cpu, gpu string) func(*corev1.PodTemplateSpec) {
+	return func(t *corev1.PodTemplateSpec) {
+		t.Spec.Containers[0].Resources = corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
+			Limits:   corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(gpu)},
+		}
+	}
+}
+
+func TestMinResourcesCountsEachRolesMinimumFirst(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").
+		Role("ps", 2).Template(withRequests("1", "0")).
+		Role("trainer", 4).Template(withRequests("2", "1")).Obj()
+	job.Spec.Scheduling.Roles = []musterv1.RoleScheduling{{Name: "trainer", MinAvailable: 2}}
+	job.Spec.Scheduling.MinAvailable = 3
+	g := gang.For(job, musterv1.GangVolcano, 0)
+	got := volcano.MinResources(job, g)
+	// 2 trainers first (their minimum), then 1 pserver in spec order.
+	if cpu := got[corev1.ResourceCPU]; cpu.Cmp(resource.MustParse("5")) != 0 {
+		t.Errorf("cpu = %s, want 5", cpu.String())
+	}
+	if gpu := got["nvidia.com/gpu"]; gpu.Cmp(resource.MustParse("2")) != 0 {
+		t.Errorf("gpu = %s, want 2 (limits stand in for unset requests)", gpu.String())
+	}
+}
+
+func TestObservePendingWaitsInTheQueue(t *testing.T) {
+	b := volcano.Backend{SchedulerName: "volcano"}
+	pg := &unstructured.Unstructured{Object: map[string]any{
+		"spec":   map[string]any{"queue": "research"},
+		"status": map[string]any{"phase": "Pending"},
+	}}
+	st := b.Observe(pg)
+	if st.Admitted || st.Reason != musterv1.ReasonGangQueued {
+		t.Errorf("Pending: got %+v, want not admitted, Queued", st)
+	}
+	_ = unstructured.SetNestedField(pg.Object, "Inqueue", "status", "phase")
+	_ = unstructured.SetNestedSlice(pg.Object, []any{map[string]any{"type": "Unschedulable", "status": "True", "message": "0/2 nodes are available"}}, "status", "conditions")
+	st = b.Observe(pg)
+	if !st.Admitted || st.Scheduled == nil || *st.Scheduled || st.Reason != musterv1.ReasonGangUnschedulable || st.Message != "0/2 nodes are available" {
+		t.Errorf("Inqueue and unschedulable: got %+v", st)
+	}
+	_ = unstructured.SetNestedField(pg.Object, "Running", "status", "phase")
+	_ = unstructured.SetNestedSlice(pg.Object, nil, "status", "conditions")
+	if st = b.Observe(pg); !st.Admitted || st.Scheduled == nil || !*st.Scheduled {
+		t.Errorf("Running: got %+v", st)
+	}
+}
+
+func TestDecorateNamesGroupTaskAndScheduler(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").Role("w", 2).Obj()
+	job.Spec.Scheduling.PriorityClassName = "high"
+	g := gang.For(job, musterv1.GangVolcano, 1)
+	pod := &corev1.Pod{}
+	pod.Labels = map[string]string{musterv1.LabelRole: "w"}
+	volcano.Backend{SchedulerName: "volcano"}.Decorate(pod, g)
+	if pod.Annotations[volcano.AnnotationGroupName] != "j-1" || pod.Annotations[volcano.AnnotationTaskSpec] != "w" ||
+		pod.Spec.SchedulerName != "volcano" || pod.Spec.PriorityClassName != "high" {
+		t.Errorf("got annotations %v scheduler %q priority %q", pod.Annotations, pod.Spec.SchedulerName, pod.Spec.PriorityClassName)
+	}
+}

@@ -1,0 +1,104 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/gang"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+func gangCondition(res Result) *metav1.Condition {
+	return apimeta.FindStatusCondition(res.Status.Conditions, string(musterv1.ConditionGangScheduled))
+}
+
+func planGang(job *musterv1.TrainingJob, pods []*corev1.Pod, g *Gang) Result {
+	return Plan(Input{Job: job, Pods: pods, HasService: true, Now: time.Unix(1000, 0), Gang: g})
+}
+
+func TestGangHoldsPodsUntilItsObjectAdmitsThem(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("u").Role("w", 3).Obj()
+	cases := []struct {
+		name       string
+		gang       *Gang
+		wantPods   int
+		wantReason string
+	}{
+		{"no gang", nil, 3, ""},
+		{"backend None", &Gang{Backend: musterv1.GangNone}, 3, ""},
+		{"gang object not made yet", &Gang{Backend: musterv1.GangNative, MinAvailable: 3}, 0, musterv1.ReasonGangPending},
+		{"waiting in its queue", &Gang{Backend: musterv1.GangVolcano, MinAvailable: 3, Exists: true,
+			State: gang.State{Reason: musterv1.ReasonGangQueued, Message: "queue full"}}, 0, musterv1.ReasonGangQueued},
+		{"backend not enabled", &Gang{Backend: musterv1.GangVolcano, Blocked: "not enabled", BlockedReason: musterv1.ReasonGangBackendDisabled}, 0, musterv1.ReasonGangBackendDisabled},
+		{"admitted", &Gang{Backend: musterv1.GangNative, MinAvailable: 3, Exists: true, State: gang.State{Admitted: true}}, 3, musterv1.ReasonGangPending},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			res := planGang(job.DeepCopy(), nil, c.gang)
+			if len(res.CreatePods) != c.wantPods {
+				t.Errorf("creates %d pods, want %d", len(res.CreatePods), c.wantPods)
+			}
+			cond := gangCondition(res)
+			if c.wantReason == "" {
+				if cond != nil {
+					t.Errorf("unexpected condition %+v", cond)
+				}
+				return
+			}
+			if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != c.wantReason {
+				t.Errorf("condition = %+v, want False/%s", cond, c.wantReason)
+			}
+		})
+	}
+}
+
+func TestGangOfAnotherAttemptHoldsPods(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("u").Role("w", 2).Obj()
+	job.Status.Attempt = 2
+	res := planGang(job, nil, &Gang{Backend: musterv1.GangNative, Attempt: 1, MinAvailable: 2, Exists: true, State: gang.State{Admitted: true}})
+	if len(res.CreatePods) != 0 {
+		t.Errorf("pods of attempt 2 created while only attempt 1's gang exists")
+	}
+	if s := res.Status.Scheduling; s == nil || s.PodGroup != "j-2" || s.Backend != musterv1.GangNative {
+		t.Errorf("status.scheduling = %+v", s)
+	}
+}
+
+func TestGangScheduledFromPlacementAndSchedulerWords(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("u").Role("w", 2).Obj()
+	first := planGang(job.DeepCopy(), nil, &Gang{Backend: musterv1.GangNative, MinAvailable: 2, Exists: true, State: gang.State{Admitted: true}})
+	job.Status = first.Status
+	pods := make([]*corev1.Pod, 0, 2)
+	for _, p := range first.CreatePods {
+		p.UID = types.UID("uid-" + p.Name)
+		pods = append(pods, p)
+	}
+	pods[0].Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes: insufficient nvidia.com/gpu"}}
+	in := &Gang{Backend: musterv1.GangNative, MinAvailable: 2, Exists: true, State: gang.State{Admitted: true}}
+	res := planGang(job.DeepCopy(), pods, in)
+	if c := gangCondition(res); c == nil || c.Reason != musterv1.ReasonGangUnschedulable || c.Message != "0/1 nodes: insufficient nvidia.com/gpu" {
+		t.Errorf("unschedulable member: condition %+v", c)
+	}
+	for _, p := range pods {
+		p.Status.Conditions = nil
+		p.Spec.NodeName = "n1"
+	}
+	res = planGang(job.DeepCopy(), pods, in)
+	if c := gangCondition(res); c == nil || c.Status != metav1.ConditionTrue {
+		t.Fatalf("whole gang bound: condition %+v", c)
+	}
+	// Once placed, a member's replacement waiting for a node does not
+	// make the gang unplaced again.
+	job.Status = res.Status
+	pods[1].Spec.NodeName = ""
+	if c := gangCondition(planGang(job.DeepCopy(), pods, in)); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("after placement: condition %+v", c)
+	}
+}

@@ -1,0 +1,104 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/tools/devcluster"
+)
+
+// fakeGPUTasks makes the last role's tasks run on the KWOK nodes, each
+// holding gpus GPUs and finishing after runFor.
+func fakeGPUTasks(gpus int, runFor time.Duration) func(*corev1.PodTemplateSpec) {
+	return func(p *corev1.PodTemplateSpec) {
+		p.Annotations = map[string]string{
+			devcluster.KWOKCompleteDelayAnnotation: runFor.String(),
+			devcluster.KWOKExitCodeAnnotation:      "0",
+		}
+		p.Spec.Tolerations = []corev1.Toleration{{Key: devcluster.FakeNodeTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
+		p.Spec.Containers[0].Resources.Limits = corev1.ResourceList{devcluster.GPUResource: resource.MustParse(fmt.Sprint(gpus))}
+	}
+}
+
+// Three jobs of 4 tasks × 2 GPUs on 16 GPUs, gang-scheduled by the
+// Kubernetes scheduler: two run whole, the third places no pod and says
+// why, then runs when one finishes. No job ever has part of its gang
+// placed. Not parallel: it needs the fake nodes' GPUs to itself.
+func TestNativeGangNeverPlacesPartOfAJob(t *testing.T) {
+	g := gomega.NewWithT(t)
+	c := jobClient(g)
+	ns := newNamespace(t, g)
+	names := []string{"gang-a", "gang-b", "gang-c"}
+	for _, name := range names {
+		job := testutil.MakeJob(name, ns).Role("worker", 4).Template(fakeGPUTasks(2, 20*time.Second)).
+			Scheduling(musterv1.Scheduling{Backend: musterv1.GangNative}).Obj()
+		g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
+	}
+
+	// bound counts each job's pods that are on a node, and fails the test
+	// on any part of a gang. A finished job's pods go one by one, so only
+	// jobs still unfinished after the pods were listed are judged.
+	bound := func(g gomega.Gomega) map[string]int {
+		var pods corev1.PodList
+		g.Expect(c.List(context.Background(), &pods, client.InNamespace(ns))).To(gomega.Succeed())
+		out := map[string]int{}
+		for _, p := range pods.Items {
+			if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
+				out[p.Labels[musterv1.LabelJobName]]++
+			}
+		}
+		for name, n := range out {
+			job := &musterv1.TrainingJob{}
+			g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, job)).To(gomega.Succeed())
+			if n != 4 && !job.Status.Finished() {
+				t.Fatalf("job %s has %d of its 4 gang members placed: a partial gang", name, n)
+			}
+		}
+		return out
+	}
+
+	var waiting string
+	g.Eventually(func(g gomega.Gomega) {
+		placed := bound(g)
+		g.Expect(placed).To(gomega.HaveLen(2), "two whole gangs placed")
+		for _, name := range names {
+			if placed[name] == 0 {
+				waiting = name
+			}
+		}
+		job := &musterv1.TrainingJob{}
+		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: waiting}, job)).To(gomega.Succeed())
+		cond := apimeta.FindStatusCondition(job.Status.Conditions, string(musterv1.ConditionGangScheduled))
+		g.Expect(cond).NotTo(gomega.BeNil())
+		g.Expect(cond.Status).To(gomega.Equal(metav1.ConditionFalse))
+		g.Expect(cond.Reason).To(gomega.Equal(musterv1.ReasonGangUnschedulable), "condition: %+v", cond)
+		g.Expect(cond.Message).To(gomega.ContainSubstring(string(devcluster.GPUResource)))
+	}, jobTimeout, 500*time.Millisecond).Should(gomega.Succeed())
+	t.Logf("%s waits: its gang does not fit beside the other two", waiting)
+
+	// When the first two finish, the third gets its whole gang and ends.
+	g.Eventually(func(g gomega.Gomega) {
+		bound(g)
+		for _, name := range names {
+			job := &musterv1.TrainingJob{}
+			g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, job)).To(gomega.Succeed())
+			g.Expect(job.Status.Phase).To(gomega.Equal(musterv1.PhaseSucceeded), "job %s: %+v", name, job.Status.Conditions)
+		}
+	}, jobTimeout, 500*time.Millisecond).Should(gomega.Succeed())
+	job := &musterv1.TrainingJob{}
+	g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: waiting}, job)).To(gomega.Succeed())
+	cond := apimeta.FindStatusCondition(job.Status.Conditions, string(musterv1.ConditionGangScheduled))
+	g.Expect(cond).NotTo(gomega.BeNil())
+	g.Expect(cond.Status).To(gomega.Equal(metav1.ConditionTrue))
+}
