@@ -9,7 +9,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
-	"github.com/muster-dev/muster/internal/plan/topology"
 	"github.com/muster-dev/muster/internal/policy"
 )
 
@@ -25,68 +24,56 @@ type jobRestart struct {
 	retry bool
 }
 
-// restartJob asks for a new attempt of the whole job: a gang restart. It
-// needs restarts left in spec.failurePolicy.backoffLimit when it counts.
-func (p *planner) restartJob(message string, accountable bool) {
-	if p.restart != nil || p.outcome != nil {
-		return
-	}
-	if accountable && p.status.Restarts.Accountable >= backoffLimit(p.job) {
-		p.failForGood(musterv1.CompletionStatus{
-			Reason:  musterv1.ReasonBackoffLimitExceeded,
-			Message: message + ", but the job has used all the restarts of spec.failurePolicy.backoffLimit",
-		})
-		return
-	}
-	p.restart = &jobRestart{message: message, accountable: accountable}
+// retryDecision is what spec.failurePolicy.retry makes of a finished
+// attempt: a new attempt (restart set), after delay, or the job's end with
+// outcome, whose message says why it was not retried.
+type retryDecision struct {
+	restart *jobRestart
+	delay   time.Duration
+	outcome Outcome
 }
 
-// retry puts a finished attempt to spec.failurePolicy.retry. It returns
-// whether a new attempt was started instead of finishing the job.
-func (p *planner) retry() bool {
-	o := p.outcome
-	r := p.job.Spec.FailurePolicy.Retry
+// decideRetry puts a finished attempt to spec.failurePolicy.retry.
+func decideRetry(c *planContext, st *musterv1.TrainingJobStatus, o Outcome) retryDecision {
+	r := c.job.Spec.FailurePolicy.Retry
 	if o.NoRetry || r == nil {
-		return false
+		return retryDecision{outcome: o}
 	}
 	d := policy.ShouldRetry(
-		policy.RetryPolicy{MaxRetries: ptr.Deref(r.MaxRetries, 0), Always: r.Policy == musterv1.RetryAlways, ClassifyFailures: p.classify},
-		policy.RetryStatus{Total: p.status.Retries.Total, Accountable: p.status.Retries.Accountable},
-		completionOf(o))
+		policy.RetryPolicy{MaxRetries: ptr.Deref(r.MaxRetries, 0), Always: r.Policy == musterv1.RetryAlways, ClassifyFailures: c.classify},
+		policy.RetryStatus{Total: st.Retries.Total, Accountable: st.Retries.Accountable},
+		retryCompletion(o))
 	if !d.Retry {
 		if o.Completion.Message != "" && !o.Succeeded {
 			o.Completion.Message += "; not retried: " + d.Reason
 		}
-		return false
+		return retryDecision{outcome: o}
 	}
 	countsAgainstBudget := d.Accountable && !o.Succeeded
-	if countsAgainstBudget && p.status.Restarts.Accountable >= backoffLimit(p.job) {
+	if countsAgainstBudget && budgetSpent(c.job, st) {
 		o.Completion.Message += "; not retried: the job has used all the restarts of spec.failurePolicy.backoffLimit"
-		return false
+		return retryDecision{outcome: o}
 	}
-	p.restart = &jobRestart{message: "retrying the job (" + d.Reason + ") after: " + o.Completion.Message,
-		accountable: countsAgainstBudget, retry: true}
-	delay := policy.JobRetryDelay(policy.RetryPolicy{ClassifyFailures: p.classify}, completionOf(o),
-		conflictDelay(r), p.random())
-	p.newAttempt()
-	if delay > 0 {
-		p.status.NextAttemptTime = new(metav1.NewTime(p.now.Add(delay)))
-		p.event(false, musterv1.ReasonJobRestarting, "the new attempt waits "+delay.String()+" after a resource conflict")
+	return retryDecision{
+		restart: &jobRestart{message: "retrying the job (" + d.Reason + ") after: " + o.Completion.Message,
+			accountable: countsAgainstBudget, retry: true},
+		delay: policy.JobRetryDelay(policy.RetryPolicy{ClassifyFailures: c.classify}, retryCompletion(o),
+			conflictDelay(r), attemptRandom(c.job, st.Attempt)),
+		outcome: o,
 	}
-	return true
 }
 
 // holdForDelay keeps a delayed attempt from creating pods until its time.
-func (p *planner) holdForDelay() bool {
-	t := p.status.NextAttemptTime
+func holdForDelay(c *planContext, st *musterv1.TrainingJobStatus, out *Result) bool {
+	t := st.NextAttemptTime
 	if t == nil {
 		return false
 	}
-	if left := t.Sub(p.now.Time); left > 0 {
-		p.requeue(left)
+	if left := t.Sub(c.now.Time); left > 0 {
+		out.requeue(left)
 		return true
 	}
-	p.status.NextAttemptTime = nil
+	st.NextAttemptTime = nil
 	return false
 }
 
@@ -98,51 +85,51 @@ func conflictDelay(r *musterv1.RetryPolicy) policy.DelayRange {
 	return policy.DelayRange{Min: time.Duration(*d.Min) * time.Second, Max: time.Duration(*d.Max) * time.Second}
 }
 
-// random is a source seeded by the job and its attempt: replanning the same
-// decision draws the same delay, so the plan stays a pure function.
-func (p *planner) random() *rand.Rand {
+// attemptRandom is a source seeded by the job and its attempt: replanning
+// the same decision draws the same delay, so the plan stays a pure
+// function.
+func attemptRandom(job *musterv1.TrainingJob, attempt int32) *rand.Rand {
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(p.job.UID))
-	return rand.New(rand.NewPCG(h.Sum64(), uint64(p.status.Attempt)))
+	_, _ = h.Write([]byte(job.UID))
+	return rand.New(rand.NewPCG(h.Sum64(), uint64(attempt)))
 }
 
 // newAttempt ends the current attempt and starts the next: every task is
 // restarted, and every pod of the old attempt is deleted before its
 // replacement is created. The decision is in status before any pod goes,
 // and events from the old attempt's pods are ignored from then on: they
-// no longer match the attempt label.
-func (p *planner) newAttempt() {
-	r := p.restart
-	ended := musterv1.AttemptStatus{ID: p.status.Attempt, StartTime: p.attemptStart(), CompletionTime: new(p.now)}
-	if p.outcome != nil {
-		ended.Completion = new(bounded(p.outcome.Completion))
+// no longer match the attempt label. ended is the outcome of the attempt
+// that ends, nil for a restart that cut it short.
+func newAttempt(c *planContext, st *musterv1.TrainingJobStatus, r jobRestart, ended *Outcome, out *Result) {
+	record := musterv1.AttemptStatus{ID: st.Attempt, StartTime: attemptStart(st), CompletionTime: new(c.now)}
+	if ended != nil {
+		record.Completion = new(bounded(ended.Completion))
 	} else {
-		ended.Completion = new(bounded(musterv1.CompletionStatus{Reason: musterv1.ReasonJobRestarting, Message: r.message}))
+		record.Completion = new(bounded(musterv1.CompletionStatus{Reason: musterv1.ReasonJobRestarting, Message: r.message}))
 	}
-	p.status.Attempts = append(p.status.Attempts, ended)
-	if n := len(p.status.Attempts); n > maxAttemptHistory {
-		p.status.Attempts = p.status.Attempts[n-maxAttemptHistory:]
+	st.Attempts = append(st.Attempts, record)
+	if n := len(st.Attempts); n > maxAttemptHistory {
+		st.Attempts = st.Attempts[n-maxAttemptHistory:]
 	}
-	p.outcome = nil
-	p.status.Completion = nil
-	p.status.Attempt++
+	st.Completion = nil
+	st.Attempt++
 	// A new attempt starts short of workers by design: the elastic
 	// minimum's clock starts anew with it.
-	if p.status.Elastic != nil {
-		p.status.Elastic.BelowMinSince = nil
+	if st.Elastic != nil {
+		st.Elastic.BelowMinSince = nil
 	}
-	p.status.Restarts.Total++
+	st.Restarts.Total++
 	if r.accountable {
-		p.status.Restarts.Accountable++
+		st.Restarts.Accountable++
 	}
 	if r.retry {
-		p.status.Retries.Total++
+		st.Retries.Total++
 		if r.accountable {
-			p.status.Retries.Accountable++
+			st.Retries.Accountable++
 		}
 	}
-	for i := range p.status.Roles {
-		rs := &p.status.Roles[i]
+	for i := range st.Roles {
+		rs := &st.Roles[i]
 		// A new attempt starts from the spec: scale-down leftovers go.
 		rs.Tasks = rs.Tasks[:min(int(rs.Replicas), len(rs.Tasks))]
 		for j := range rs.Tasks {
@@ -152,25 +139,25 @@ func (p *planner) newAttempt() {
 			t.DeletionPending = false
 		}
 	}
-	for _, pod := range p.currentPods() {
-		p.deletePod(pod, "new attempt")
+	for _, pod := range c.pods.Current() {
+		out.deletePod(pod, "new attempt")
 	}
-	p.removeStore("new attempt")
-	p.res.CreatePods = nil
-	p.event(false, musterv1.ReasonJobRestarting, r.message)
+	removeStore(c, "new attempt", out)
+	out.CreatePods = nil
+	out.event(false, musterv1.ReasonJobRestarting, r.message)
 }
 
 // attemptStart is when the current attempt began: when the previous one
 // ended, or when the job started.
-func (p *planner) attemptStart() *metav1.Time {
-	if n := len(p.status.Attempts); n > 0 && p.status.Attempts[n-1].ID == p.status.Attempt-1 {
-		return p.status.Attempts[n-1].CompletionTime
+func attemptStart(st *musterv1.TrainingJobStatus) *metav1.Time {
+	if n := len(st.Attempts); n > 0 && st.Attempts[n-1].ID == st.Attempt-1 {
+		return st.Attempts[n-1].CompletionTime
 	}
-	return p.status.StartTime
+	return st.StartTime
 }
 
-// completionOf is a job outcome in the terms of the retry policy.
-func completionOf(o *Outcome) policy.Completion {
+// retryCompletion is a job outcome in the terms of the retry policy.
+func retryCompletion(o Outcome) policy.Completion {
 	c := policy.Completion{Type: policy.CompletionFailed}
 	if o.Succeeded {
 		c.Type = policy.CompletionSucceeded
@@ -185,13 +172,4 @@ func completionOf(o *Outcome) policy.Completion {
 		c.Attributes = []policy.Attribute{policy.AttributePermanent}
 	}
 	return c
-}
-
-// gangRestarts is whether a restart the role's restartPolicy decides
-// restarts the whole job rather than the task's pod: in the static roles of
-// a PyTorch job one lost rank breaks the process group of all. A failure
-// rule with action RestartTask or RestartJob chooses otherwise.
-func gangRestarts(job *musterv1.TrainingJob, role *musterv1.Role) bool {
-	rt := job.Spec.Runtime
-	return rt != nil && rt.PyTorch != nil && !topology.IsElastic(job, role.Name)
 }

@@ -11,6 +11,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/autoscale"
+	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
@@ -24,43 +25,43 @@ type Throughput struct {
 	At time.Time
 }
 
-// autoscale is the throughput autoscaler's step of the plan: its state is
+// autoscaleStep is the throughput autoscaler's step of the plan: its state is
 // status.autoscaler, its decision is written with the rest of the status,
 // and a resize is an action (Result.Scale) carried out after that write, so
 // a decision is on record before it takes effect.
-func (p *planner) autoscale(sample *Throughput) {
-	if !topology.Autoscales(p.job) {
-		p.status.Autoscaler = nil
+func autoscaleStep(c *planContext, st *musterv1.TrainingJobStatus, sample *Throughput, out *Result) {
+	if !topology.Autoscales(c.job) {
+		st.Autoscaler = nil
 		return
 	}
-	prev := p.status.Autoscaler
-	st := StateOf(prev)
-	spec := ptr.Deref(p.job.Spec.Scaling.Replicas, 0)
-	if prev != nil && prev.ResizedFrom != 0 && spec == prev.ResizedFrom && st.Replicas != spec && st.Phase == autoscale.PhaseExploring {
+	prev := st.Autoscaler
+	state := StateOf(prev)
+	spec := ptr.Deref(c.job.Spec.Scaling.Replicas, 0)
+	if prev != nil && prev.ResizedFrom != 0 && spec == prev.ResizedFrom && state.Replicas != spec && state.Phase == autoscale.PhaseExploring {
 		// A resize decided and recorded earlier has not reached the spec
 		// (the operator died, or the update conflicted): make it again.
-		p.res.Scale = new(st.Replicas)
-		p.requeue(time.Second)
+		out.Scale = new(state.Replicas)
+		out.requeue(time.Second)
 		return
 	}
-	running, pending := p.scalablePods()
-	obs := autoscale.Observation{Now: p.now.Time, SpecReplicas: spec, Running: running, Pending: pending}
+	running, pending := scalablePods(c)
+	obs := autoscale.Observation{Now: c.now.Time, SpecReplicas: spec, Running: running, Pending: pending}
 	if sample != nil {
 		obs.Sample = sample.Value
 	}
-	d := autoscale.Decide(AutoscaleConfig(p.job), st, obs)
+	d := autoscale.Decide(AutoscaleConfig(c.job), state, obs)
 	next := StatusOf(d.State)
 	next.SampledAt = sampledAt(prev, sample)
 	if d.Replicas != nil {
 		next.ResizedFrom = spec
-		p.res.Scale = d.Replicas
+		out.Scale = d.Replicas
 	}
-	p.status.Autoscaler = next
+	st.Autoscaler = next
 	if d.Event != "" {
-		p.event(false, musterv1.ReasonAutoscaling, d.Event)
+		out.event(false, musterv1.ReasonAutoscaling, d.Event)
 	}
 	if d.State.Phase != autoscale.PhaseStopped {
-		p.requeue(SampleInterval(p.job))
+		out.requeue(SampleInterval(c.job))
 	}
 }
 
@@ -96,21 +97,17 @@ func sampledAt(prev *musterv1.AutoscalerStatus, sample *Throughput) *metav1.Time
 // scalablePods counts the scalable roles' running pods, and their pods the
 // scheduler found no place for: pods still starting are not pending to the
 // autoscaler.
-func (p *planner) scalablePods() (running, pending int32) {
-	for _, pod := range p.currentPods() {
+func scalablePods(c *planContext) (running, pending int32) {
+	for _, pod := range c.pods.Current() {
 		switch {
-		case scalingRoleOf(p.job, pod) == nil, pod.DeletionTimestamp != nil:
+		case topology.ScalingOf(c.job, pod.Labels[musterv1.LabelRole]) == nil, pod.DeletionTimestamp != nil:
 		case pod.Status.Phase == corev1.PodRunning:
 			running++
-		case Unschedulable(pod):
+		case observe.Unschedulable(pod):
 			pending++
 		}
 	}
 	return running, pending
-}
-
-func scalingRoleOf(job *musterv1.TrainingJob, pod *corev1.Pod) *musterv1.ScalingRole {
-	return topology.ScalingOf(job, pod.Labels[musterv1.LabelRole])
 }
 
 // AutoscaleConfig is the autoscaler's configuration of a job: the scalable

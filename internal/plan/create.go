@@ -30,32 +30,35 @@ const createRetry = 10 * time.Second
 // else stands in the way of (a foreign object with the name, a policy
 // refusing the pod) stops the job from running, which its Running
 // condition and an event say, and is tried again. Neither loops silently.
-func (p *planner) createFailures(failures []CreateFailure) {
-	if len(failures) == 0 || p.outcome != nil {
-		return
+func createFailures(failures []CreateFailure, out *Result) (verdict, []blocked) {
+	var v verdict
+	var held []blocked
+	if len(failures) == 0 {
+		return v, nil
 	}
 	for _, f := range failures {
 		if f.NameTaken {
-			p.blocked = append(p.blocked, blocked{musterv1.ReasonNameTaken,
+			held = append(held, blocked{musterv1.ReasonNameTaken,
 				fmt.Sprintf("%s cannot be created: an object Muster does not own has its name", f.Object)})
 			continue
 		}
 		c := policy.CreationErrorOf(f.Err)
 		if c.Has(policy.AttributePermanent) {
-			p.failForGood(musterv1.CompletionStatus{
+			v = v.failForGood(musterv1.CompletionStatus{
 				Reason: musterv1.ReasonPodCreateFailed, Message: fmt.Sprintf("creating %s: %v", f.Object, f.Err),
 				Code: new(c.Code), Phrase: c.Phrase, Attributes: []string{string(policy.AttributePermanent)},
 			})
-			return
+			return v, held
 		}
 		if !c.Has(policy.AttributeTransient) {
-			p.blocked = append(p.blocked, blocked{musterv1.ReasonPodCreateFailed, fmt.Sprintf("creating %s: %v", f.Object, f.Err)})
+			held = append(held, blocked{musterv1.ReasonPodCreateFailed, fmt.Sprintf("creating %s: %v", f.Object, f.Err)})
 		}
 	}
-	if len(p.blocked) > 0 {
-		p.event(true, p.blocked[0].reason, p.blocked[0].message)
-		p.requeue(createRetry)
+	if len(held) > 0 {
+		out.event(true, held[0].reason, held[0].message)
+		out.requeue(createRetry)
 	}
+	return v, held
 }
 
 // blocked is why the job cannot make an object it needs.

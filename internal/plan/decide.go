@@ -2,10 +2,10 @@ package plan
 
 import (
 	"fmt"
-
-	corev1 "k8s.io/api/core/v1"
+	"strconv"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/topology"
 	"github.com/muster-dev/muster/internal/policy"
 )
 
@@ -40,9 +40,10 @@ type End struct {
 	Succeeded, Vanished bool
 }
 
-// DecideEnd decides what happens to a task of role whose pod ended.
-func DecideEnd(job *musterv1.TrainingJob, role *musterv1.Role, end End) Decision {
-	classify := classifies(job)
+// DecideEnd decides what happens to a task of role whose pod ended. It is
+// pure: classify is whether failure classification is on for the job
+// (classifies), read once per plan.
+func DecideEnd(job *musterv1.TrainingJob, classify bool, role *musterv1.Role, end End) Decision {
 	verdict := Decide(role.RestartPolicy, end.Succeeded, end.Exit, classify)
 	what := end.Pod + " ended (" + describeExit(end.Exit) + ")"
 	if !end.Succeeded {
@@ -98,7 +99,19 @@ func observedEnd(role *musterv1.Role, end End) policy.Observed {
 	return policy.Observed{Event: musterv1.EventPodFailed, Role: role.Name, ExitCode: new(end.Exit.Code), Class: class}
 }
 
-// endOf is how a task's pod (nil: vanished) ended.
-func endOf(ts *musterv1.TaskStatus, pod *corev1.Pod, exit musterv1.ExitStatus) End {
-	return End{Pod: ts.Pod, Exit: exit, Succeeded: pod != nil && pod.Status.Phase == corev1.PodSucceeded, Vanished: pod == nil}
+// gangRestarts is whether a restart the role's restartPolicy decides
+// restarts the whole job rather than the task's pod: in the static roles of
+// a PyTorch job one lost rank breaks the process group of all. A failure
+// rule with action RestartTask or RestartJob chooses otherwise.
+func gangRestarts(job *musterv1.TrainingJob, role *musterv1.Role) bool {
+	rt := job.Spec.Runtime
+	return rt != nil && rt.PyTorch != nil && !topology.IsElastic(job, role.Name)
+}
+
+func describeExit(e musterv1.ExitStatus) string {
+	s := "exit code " + strconv.Itoa(int(e.Code))
+	if e.Reason != "" {
+		s += " (" + e.Reason + ")"
+	}
+	return s
 }

@@ -61,7 +61,7 @@ func TestDecideEnd(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			job := topology.Effective(tc.job)
-			d := DecideEnd(job, &job.Spec.Roles[tc.role], tc.end)
+			d := DecideEnd(job, classifies(job), &job.Spec.Roles[tc.role], tc.end)
 			if diff := cmp.Diff(tc.want, want{d.Action, d.Rule, d.Accountable, d.Reason}); diff != "" {
 				t.Errorf("DecideEnd (-want +got):\n%s", diff)
 			}

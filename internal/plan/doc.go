@@ -8,21 +8,37 @@
 //
 // # Phases of a plan
 //
-//  1. Observe (indexPods): sort the pods into the current attempt's tasks,
-//     the rendezvous store, and strays (another attempt, a removed role or
-//     index), which are deleted.
+// Each phase is a function that takes what the earlier ones returned; none
+// leaves anything behind for a later one to find. What every phase reads
+// and none changes (the job as it runs, the clock, the classifier, the
+// observed pods) is one planContext.
+//
+//  1. Observe (observe.Sort, workingStatus, attachPods): sort the pods into
+//     the current attempt's tasks, the rendezvous store, and strays
+//     (another attempt, a removed role or index), which removeStrays
+//     deletes; expand status into one task per index.
 //  2. Job-wide gates (Plan): a finished job only cleans up; Stop ends it;
-//     Create holds it; suspend stops it; a delayed attempt waits.
-//  3. Sync each task (syncRole, syncTask) along the task state machine
-//     below. A pod that ended is classified (ExitOf) and judged in one
-//     place, DecideEnd: the first matching failure rule, else the role's
-//     restart policy. The decision is an action of one table (actions in
-//     rules.go), which every path shares: a rule, a restart policy, the
-//     TaskCompleted, TaskFailed, PodPending and PartlyPlaced events.
-//  4. Job-level outcomes: role restarts, a new attempt (gang restart or
-//     retry), the elastic world's minimum, completion rules, the deadline.
+//     Create holds it; suspend stops it; a delayed attempt waits
+//     (holdForDelay); refused creates block or fail it (createFailures).
+//  3. Tasks, role by role in spec order (syncRoles): observeRole gives
+//     each task its step by what its pod shows; an ended pod is classified
+//     (ExitOf, VanishedExit) and decided in one place, DecideEnd: the first
+//     matching failure rule, else the role's restart policy (Decide). The
+//     decision is an action of one table (actions in actiontable.go), which
+//     every path shares: a rule, a restart policy, and the TaskCompleted,
+//     TaskFailed, PodPending and PartlyPlaced events. The applier then
+//     carries the steps and decisions out on the status in task order,
+//     folding them into one verdict: the job's outcome or restart, decided
+//     by the first decision that asks for one.
+//  4. Job-level outcomes: the elastic world's minimum (checkElasticSize),
+//     then resolve: a new attempt for a restart, else the completion rules,
+//     and an outcome is retried (decideRetry) or finishes the job.
 //  5. Summarize: counts, phase and conditions derived from the task states,
-//     so they never disagree with them; the /scale fields.
+//     so they never disagree with them; the /scale fields; the short form
+//     of each role's tasks.
+//
+// Actions (creates, deletes, events, a resize) are added to the Result as
+// the phases decide them; nothing reads them back to decide anything.
 //
 // What a job's spec says about its roles (sizes, scalable and elastic
 // roles, the master) is in subpackage topology; the objects a plan asks to

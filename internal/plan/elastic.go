@@ -17,43 +17,43 @@ const defaultBelowMinTimeout = 600 * time.Second
 // than minReplicas running tasks for belowMinTimeoutSeconds (capabilities
 // decision 4): a lost worker is replaced meanwhile, and a role that comes
 // back to minReplicas clears the clock.
-func (p *planner) checkElasticSize(roles []musterv1.RoleStatus) {
-	if topology.ElasticPolicy(p.job) == nil || p.outcome != nil || p.restart != nil {
-		return
+func checkElasticSize(c *planContext, st *musterv1.TrainingJobStatus, v verdict, out *Result) verdict {
+	if topology.ElasticPolicy(c.job) == nil || v.decided() {
+		return v
 	}
 	// One world spans the elastic roles: count and bound them together.
 	var minN, up int32
-	for _, name := range topology.ElasticRoles(p.job) {
-		role := topology.Find(p.job, name)
-		rs := roleStatus(&musterv1.TrainingJobStatus{Roles: roles}, name)
+	for _, name := range topology.ElasticRoles(c.job) {
+		role := topology.Find(c.job, name)
+		rs := roleStatus(st, name)
 		if role == nil || rs == nil {
 			continue
 		}
-		minN += topology.MinReplicas(p.job, role)
+		minN += topology.MinReplicas(c.job, role)
 		for _, t := range rs.Tasks {
 			if counted(t) && (t.State == musterv1.TaskRunning || t.State == musterv1.TaskSucceeded) {
 				up++
 			}
 		}
 	}
-	es := p.elasticStatus()
+	es := elasticStatus(c, st)
 	if up >= minN {
 		es.BelowMinSince = nil
-		return
+		return v
 	}
 	if es.BelowMinSince == nil {
-		es.BelowMinSince = new(metav1.NewTime(p.now.Time))
+		es.BelowMinSince = new(metav1.NewTime(c.now.Time))
 	}
 	timeout := defaultBelowMinTimeout
-	if t := p.job.Spec.Scaling.BelowMinTimeoutSeconds; t > 0 {
+	if t := c.job.Spec.Scaling.BelowMinTimeoutSeconds; t > 0 {
 		timeout = time.Duration(t) * time.Second
 	}
-	if left := es.BelowMinSince.Add(timeout).Sub(p.now.Time); left > 0 {
-		p.requeue(left)
-		return
+	if left := es.BelowMinSince.Add(timeout).Sub(c.now.Time); left > 0 {
+		out.requeue(left)
+		return v
 	}
-	p.fail(musterv1.CompletionStatus{
-		Reason: musterv1.ReasonBelowMinReplicas, Role: topology.ElasticRoles(p.job)[0],
+	return v.fail(musterv1.CompletionStatus{
+		Reason: musterv1.ReasonBelowMinReplicas, Role: topology.ElasticRoles(c.job)[0],
 		Message: fmt.Sprintf("the elastic world has had fewer than minReplicas (%d) running tasks for %s", minN, timeout),
 	})
 }

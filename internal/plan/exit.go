@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/policy"
@@ -105,13 +104,6 @@ func classify(out *musterv1.ExitStatus, c policy.Completion) {
 	for _, a := range c.Attributes {
 		out.Attributes = append(out.Attributes, string(a))
 	}
-}
-
-// classifies is whether failure classification is on for the job (the
-// default).
-func classifies(job *musterv1.TrainingJob) bool {
-	c := job.Spec.FailurePolicy.Classification
-	return c == nil || !ptr.Deref(c.Disabled, false)
 }
 
 // maxCompletionMessageLen bounds status.completion.message, which may

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -90,7 +92,8 @@ func applyGang(g *Gang, job *musterv1.TrainingJob, pods []*corev1.Pod, res *Resu
 // scheduler's word on one that cannot be placed.
 func placement(pods []*corev1.Pod, attempt int32) (bound int32, unschedulable string) {
 	want := fmt.Sprint(attempt)
-	for _, pod := range pods {
+	// In name order, so the message shown does not depend on list order.
+	for _, pod := range slices.SortedFunc(slices.Values(pods), func(a, b *corev1.Pod) int { return strings.Compare(a.Name, b.Name) }) {
 		if pod.Labels[musterv1.LabelComponent] != "" || pod.Labels[musterv1.LabelJobAttempt] != want || pod.DeletionTimestamp != nil {
 			continue
 		}

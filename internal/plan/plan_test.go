@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -92,7 +93,7 @@ func (w *world) expanded() musterv1.TrainingJobStatus {
 			live := t.State == musterv1.TaskPending || t.State == musterv1.TaskRunning || t.State == musterv1.TaskRestarting
 			if pod := w.pods[t.Pod]; pod != nil && t.PodUID == "" && live && (t.LastExit == nil || t.LastExit.PodUID != pod.UID) {
 				t.PodUID = pod.UID
-				t.Attempts = max(t.Attempts, podTaskAttempt(pod))
+				t.Attempts = max(t.Attempts, observe.TaskAttempt(pod))
 			}
 		}
 	}

@@ -24,28 +24,27 @@ import (
 // already done (SG1), and overlapping rescales either took effect (the
 // user could see it in status) or left no trace (SG2).
 
-// scaleDown marks a task deletion-pending and deletes its pod.
-func (p *planner) scaleDown(role *musterv1.Role, ts *musterv1.TaskStatus) {
-	pod := p.pods[ts.Pod]
+// scaleDown marks a task deletion-pending and deletes its pod (nil: gone).
+func scaleDown(c *planContext, role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod, out *Result) {
 	if !ts.DeletionPending {
 		ts.DeletionPending = true
 		exit := musterv1.ExitStatus{
-			PodUID: ts.PodUID, Reason: "ScaledDown", FinishedAt: new(p.now),
+			PodUID: ts.PodUID, Reason: "ScaledDown", FinishedAt: new(c.now),
 			Message: "removed by a scale-down of role " + role.Name,
 		}
 		classify(&exit, mustPredefined(policy.CodeScaleDownDeletion))
 		ts.LastExit = &exit
 		if pod != nil {
-			p.event(false, "ScalingDown", "deleting "+ts.Pod+": role "+role.Name+" scaled down")
+			out.event(false, "ScalingDown", "deleting "+ts.Pod+": role "+role.Name+" scaled down")
 		}
 	}
 	switch {
 	case pod == nil:
 		ts.State = musterv1.TaskStopped
 	case pod.DeletionTimestamp != nil:
-		p.forceIfOverdue(pod, role)
+		out.forceIfOverdue(pod, role, c.now.Time)
 	default:
-		p.deletePod(pod, "scale down")
+		out.deletePod(pod, "scale down")
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/plan/topology"
 	"github.com/muster-dev/muster/internal/testutil"
 )
@@ -46,7 +47,7 @@ func (w *world) checkInvariants() {
 	}
 }
 
-func podIndex(pod *corev1.Pod) int32 { return podTaskIndex(pod) }
+func podIndex(pod *corev1.Pod) int32 { return observe.TaskIndex(pod) }
 
 func (w *world) findTask(role string, idx int32) (musterv1.TaskStatus, bool) {
 	for _, rs := range w.expanded().Roles {

@@ -6,20 +6,20 @@ import (
 )
 
 // scaleStatus fills the fields the /scale subresource reads.
-func (p *planner) scaleStatus() {
-	names := topology.ScalableRoles(p.job)
-	p.status.Replicas, p.status.Selector = 0, ""
+func scaleStatus(job *musterv1.TrainingJob, st *musterv1.TrainingJobStatus) {
+	names := topology.ScalableRoles(job)
+	st.Replicas, st.Selector = 0, ""
 	switch len(names) {
 	case 0:
 		return
 	case 1:
-		p.status.Selector = musterv1.LabelJobName + "=" + p.job.Name + "," + musterv1.LabelRole + "=" + names[0]
+		st.Selector = musterv1.LabelJobName + "=" + job.Name + "," + musterv1.LabelRole + "=" + names[0]
 	default:
-		p.status.Selector = musterv1.LabelJobName + "=" + p.job.Name + "," + musterv1.LabelScalable + "=true"
+		st.Selector = musterv1.LabelJobName + "=" + job.Name + "," + musterv1.LabelScalable + "=true"
 	}
 	for _, name := range names {
-		if r := topology.Find(p.job, name); r != nil {
-			p.status.Replicas += topology.Replicas(r)
+		if r := topology.Find(job, name); r != nil {
+			st.Replicas += topology.Replicas(r)
 		}
 	}
 }

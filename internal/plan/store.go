@@ -10,60 +10,63 @@ import (
 
 // syncStore keeps the job's dedicated store pod running: made with the
 // attempt, replaced when it ends, deleted when the job no longer needs it.
-func (p *planner) syncStore() {
-	if !objects.HasDedicatedStore(p.job) {
-		p.removeStore("no dedicated store")
-		return
+// It returns whether the store runs, so elastic tasks may start.
+func syncStore(c *planContext, st *musterv1.TrainingJobStatus, v verdict, delayed bool, out *Result) (bool, verdict) {
+	if !objects.HasDedicatedStore(c.job) {
+		removeStore(c, "no dedicated store", out)
+		return false, v
 	}
-	rs := p.elasticStatus()
-	pod := p.store
+	rs := elasticStatus(c, st)
+	pod := c.pods.Store
 	switch {
 	case pod == nil:
-		if p.outcome != nil || p.restart != nil || p.delayed {
-			return
+		if v.decided() || delayed {
+			return false, v
 		}
-		desired, err := objects.DesiredStorePod(p.job)
+		desired, err := objects.DesiredStorePod(c.job)
 		if err != nil {
-			p.failForGood(musterv1.CompletionStatus{Reason: musterv1.ReasonInvalidSpec, Message: err.Error()})
-			return
+			return false, v.failForGood(musterv1.CompletionStatus{Reason: musterv1.ReasonInvalidSpec, Message: err.Error()})
 		}
-		p.res.CreatePods = append(p.res.CreatePods, desired)
+		out.CreatePods = append(out.CreatePods, desired)
 	case pod.DeletionTimestamp != nil:
 	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
 		if rs.StoreEnded != pod.UID {
 			rs.StoreRestarts++
 			rs.StoreEnded = pod.UID
-			p.event(true, musterv1.ReasonStoreRestarting, "the rendezvous store "+pod.Name+" ended ("+describeExit(ExitOf(pod, p.classifier))+"); replacing it")
+			out.event(true, musterv1.ReasonStoreRestarting, "the rendezvous store "+pod.Name+" ended ("+describeExit(ExitOf(pod, c.classifier))+"); replacing it")
 		}
-		p.deletePod(pod, "store ended")
+		out.deletePod(pod, "store ended")
 	case pod.Status.Phase == corev1.PodRunning:
-		p.storeReady = true
+		return true, v
 	}
+	return false, v
 }
 
-func (p *planner) elasticStatus() *musterv1.ElasticStatus {
-	e := topology.ElasticPolicy(p.job)
-	if p.status.Elastic == nil {
-		p.status.Elastic = &musterv1.ElasticStatus{}
+// elasticStatus is status.elastic, made if missing, with the rendezvous
+// endpoint and store pod the spec says.
+func elasticStatus(c *planContext, st *musterv1.TrainingJobStatus) *musterv1.ElasticStatus {
+	e := topology.ElasticPolicy(c.job)
+	if st.Elastic == nil {
+		st.Elastic = &musterv1.ElasticStatus{}
 	}
-	rs := p.status.Elastic
-	rs.Endpoint, _ = objects.RendezvousEndpoint(p.job, e, topology.ElasticRoles(p.job)[0], 0)
+	rs := st.Elastic
+	rs.Endpoint, _ = objects.RendezvousEndpoint(c.job, e, topology.ElasticRoles(c.job)[0], 0)
 	rs.StorePod = ""
-	if objects.HasDedicatedStore(p.job) {
-		rs.StorePod = objects.StorePodName(p.job)
+	if objects.HasDedicatedStore(c.job) {
+		rs.StorePod = objects.StorePodName(c.job)
 	}
 	return rs
 }
 
 // removeStore deletes the store pod, if there is one.
-func (p *planner) removeStore(reason string) {
-	if p.store != nil {
-		p.deletePod(p.store, reason)
+func removeStore(c *planContext, reason string, out *Result) {
+	if c.pods.Store != nil {
+		out.deletePod(c.pods.Store, reason)
 	}
 }
 
 // waitsForStore is whether role's pods wait for the store: agents started
 // before it could not even resolve its name.
-func (p *planner) waitsForStore(role *musterv1.Role) bool {
-	return topology.IsElastic(p.job, role.Name) && objects.HasDedicatedStore(p.job) && !p.storeReady
+func waitsForStore(job *musterv1.TrainingJob, role *musterv1.Role, storeReady bool) bool {
+	return topology.IsElastic(job, role.Name) && objects.HasDedicatedStore(job) && !storeReady
 }

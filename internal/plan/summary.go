@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
@@ -9,84 +10,89 @@ import (
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
-// summarize derives the counts, the phase and the Running and Restarting
-// conditions from the task states, so they never disagree with them.
-func (p *planner) summarize() {
-	wasRunning := p.status.Phase == musterv1.PhaseRunning
-	desired, running, restarting, waiting, growing := p.countTasks()
-	p.status.Ready = fmt.Sprintf("%d/%d", running, desired)
+// summarizePhase derives the counts, the phase and the Running and Restarting
+// conditions from the task states, so they never disagree with them. held
+// is why a job that runs is not running yet.
+func summarizePhase(c *planContext, st *musterv1.TrainingJobStatus, held holdUps) {
+	wasRunning := st.Phase == musterv1.PhaseRunning
+	desired, running, restarting, waiting, growing := countTasks(c.job, st)
+	st.Ready = fmt.Sprintf("%d/%d", running, desired)
+	var scaling int32
 
 	switch {
-	case p.status.IsTrue(musterv1.ConditionSucceeded):
-		p.status.Phase = musterv1.PhaseSucceeded
-	case p.status.IsTrue(musterv1.ConditionFailed):
-		p.status.Phase = musterv1.PhaseFailed
-	case p.status.IsTrue(musterv1.ConditionSuspended):
-		p.status.Phase = musterv1.PhaseSuspended
+	case st.IsTrue(musterv1.ConditionSucceeded):
+		st.Phase = musterv1.PhaseSucceeded
+	case st.IsTrue(musterv1.ConditionFailed):
+		st.Phase = musterv1.PhaseFailed
+	case st.IsTrue(musterv1.ConditionSuspended):
+		st.Phase = musterv1.PhaseSuspended
 	case restarting > 0:
-		p.status.Phase = musterv1.PhaseRestarting
+		st.Phase = musterv1.PhaseRestarting
 	case wasRunning && running > 0 && waiting == growing && waiting > 0:
 		// The only tasks not running yet are new ones of the scalable
 		// roles: a running job that is growing is still running.
-		p.status.Phase = musterv1.PhaseRunning
-		p.scaling = growing
+		st.Phase = musterv1.PhaseRunning
+		scaling = growing
 	case waiting == 0 && running > 0:
-		p.status.Phase = musterv1.PhaseRunning
+		st.Phase = musterv1.PhaseRunning
 	default:
-		p.status.Phase = musterv1.PhasePending
+		st.Phase = musterv1.PhasePending
 	}
-	p.setRunning(running, desired)
-	if restarting > 0 || apiCondition(p.status, musterv1.ConditionRestarting) != nil {
-		p.setCondition(musterv1.ConditionRestarting, restarting > 0, musterv1.ReasonTaskRestarting,
+	setRunning(c, st, running, desired, scaling, held)
+	if restarting > 0 || st.Condition(musterv1.ConditionRestarting) != nil {
+		c.setCondition(st, musterv1.ConditionRestarting, restarting > 0, musterv1.ReasonTaskRestarting,
 			fmt.Sprintf("%d tasks are being replaced", restarting))
 	}
 }
 
-func (p *planner) setRunning(running, desired int32) {
+// setRunning sets the Running condition for the phase: scaling is how many
+// new tasks a growing running job is starting.
+func setRunning(c *planContext, st *musterv1.TrainingJobStatus, running, desired, scaling int32, held holdUps) {
 	msg := fmt.Sprintf("%d of %d tasks running", running, desired)
-	switch p.status.Phase {
+	switch st.Phase {
 	case musterv1.PhaseRunning:
-		if p.scaling > 0 {
-			p.setCondition(musterv1.ConditionRunning, true, musterv1.ReasonScaling,
-				fmt.Sprintf("%s; scaling: %d new tasks starting", msg, p.scaling))
+		if scaling > 0 {
+			c.setCondition(st, musterv1.ConditionRunning, true, musterv1.ReasonScaling,
+				fmt.Sprintf("%s; scaling: %d new tasks starting", msg, scaling))
 			return
 		}
-		p.setCondition(musterv1.ConditionRunning, true, musterv1.ReasonPodsRunning, msg)
+		c.setCondition(st, musterv1.ConditionRunning, true, musterv1.ReasonPodsRunning, msg)
 	case musterv1.PhaseSucceeded, musterv1.PhaseFailed:
-		if apiCondition(p.status, musterv1.ConditionRunning) != nil {
-			p.setCondition(musterv1.ConditionRunning, false, p.status.Completion.Reason, "the job has finished")
+		if st.Condition(musterv1.ConditionRunning) != nil {
+			c.setCondition(st, musterv1.ConditionRunning, false, st.Completion.Reason, "the job has finished")
 		}
 	case musterv1.PhaseSuspended:
-		if apiCondition(p.status, musterv1.ConditionRunning) != nil {
-			p.setCondition(musterv1.ConditionRunning, false, musterv1.ReasonSuspended, "the job is suspended")
+		if st.Condition(musterv1.ConditionRunning) != nil {
+			c.setCondition(st, musterv1.ConditionRunning, false, musterv1.ReasonSuspended, "the job is suspended")
 		}
 	case musterv1.PhaseRestarting:
-		if apiCondition(p.status, musterv1.ConditionRunning) != nil {
-			p.setCondition(musterv1.ConditionRunning, false, musterv1.ReasonTaskRestarting, msg)
+		if st.Condition(musterv1.ConditionRunning) != nil {
+			c.setCondition(st, musterv1.ConditionRunning, false, musterv1.ReasonTaskRestarting, msg)
 		}
 	default:
-		if len(p.blocked) > 0 {
-			p.setCondition(musterv1.ConditionRunning, false, p.blocked[0].reason, p.blocked[0].message)
+		if len(held.blocked) > 0 {
+			c.setCondition(st, musterv1.ConditionRunning, false, held.blocked[0].reason, held.blocked[0].message)
 			return
 		}
-		if p.waitingForStore {
-			p.waiting = append(p.waiting, "the elastic world waits for the rendezvous store "+objects.StorePodName(p.job)+" to run")
+		waiting := held.waiting
+		if held.store {
+			waiting = append(slices.Clip(waiting), "the elastic world waits for the rendezvous store "+objects.StorePodName(c.job)+" to run")
 		}
-		if len(p.waiting) > 0 {
-			p.setCondition(musterv1.ConditionRunning, false, musterv1.ReasonWaitingForRoles, strings.Join(p.waiting, "; "))
+		if len(waiting) > 0 {
+			c.setCondition(st, musterv1.ConditionRunning, false, musterv1.ReasonWaitingForRoles, strings.Join(waiting, "; "))
 			return
 		}
-		p.setCondition(musterv1.ConditionRunning, false, musterv1.ReasonPodsPending, msg)
+		c.setCondition(st, musterv1.ConditionRunning, false, musterv1.ReasonPodsPending, msg)
 	}
 }
 
 // countTasks fills each role's counts from its task states, and returns
 // the job's: tasks desired, running, being restarted, waiting for a pod, and
 // of those waiting, the new ones of scalable roles.
-func (p *planner) countTasks() (desired, running, restarting, waiting, growing int32) {
-	for i := range p.status.Roles {
-		rs := &p.status.Roles[i]
-		scalable := topology.ScalingOf(p.job, rs.Name) != nil
+func countTasks(job *musterv1.TrainingJob, st *musterv1.TrainingJobStatus) (desired, running, restarting, waiting, growing int32) {
+	for i := range st.Roles {
+		rs := &st.Roles[i]
+		scalable := topology.ScalingOf(job, rs.Name) != nil
 		rs.Pending, rs.Running, rs.Succeeded, rs.Failed = 0, 0, 0, 0
 		for _, t := range rs.Tasks {
 			if !counted(t) {

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"slices"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/plan/observe"
 )
 
 // Status records every task, yet stays small at any job size: what the pods
@@ -49,7 +51,9 @@ func expandTasks(job *musterv1.TrainingJob, status *musterv1.TrainingJobStatus) 
 		tasks := make([]musterv1.TaskStatus, 0, rs.TaskCount())
 		for _, e := range rs.Tasks {
 			for k := range max(e.Count, 1) {
-				t := *e.DeepCopy()
+				// Nothing a task points to is changed in place by a plan,
+				// so the entry's copies may share it.
+				t := e
 				t.Index, t.Count = e.Index+k, 0
 				t.Pod = objects.PodName(job.Name, rs.Name, t.Index)
 				tasks = append(tasks, t)
@@ -62,16 +66,16 @@ func expandTasks(job *musterv1.TrainingJob, status *musterv1.TrainingJobStatus) 
 
 // attachPods gives each pending or running task its pod's UID and instance
 // number, or marks it vanished when the pod is gone.
-func (p *planner) attachPods() {
-	for i := range p.status.Roles {
-		for j := range p.status.Roles[i].Tasks {
-			t := &p.status.Roles[i].Tasks[j]
+func attachPods(st *musterv1.TrainingJobStatus, pods observe.Pods) {
+	for i := range st.Roles {
+		for j := range st.Roles[i].Tasks {
+			t := &st.Roles[i].Tasks[j]
 			if (t.State != musterv1.TaskPending && t.State != musterv1.TaskRunning) || t.PodUID != "" {
 				continue
 			}
-			if pod := p.pods[t.Pod]; pod != nil {
+			if pod := pods.Tasks[t.Pod]; pod != nil {
 				t.PodUID = pod.UID
-				t.Attempts = max(t.Attempts, podTaskAttempt(pod))
+				t.Attempts = max(t.Attempts, observe.TaskAttempt(pod))
 			} else {
 				t.PodUID = vanishedUID
 			}
@@ -80,16 +84,16 @@ func (p *planner) attachPods() {
 }
 
 // summarizeTasks writes each role's tasks in the short form.
-func (p *planner) summarizeTasks(status *musterv1.TrainingJobStatus) {
+func summarizeTasks(pods observe.Pods, status *musterv1.TrainingJobStatus) {
 	if !summarizeStatus {
 		return
 	}
 	for i := range status.Roles {
 		rs := &status.Roles[i]
-		keep := p.recentExits(rs.Tasks)
+		keep := keptExits(rs.Tasks)
 		out := make([]musterv1.TaskStatus, 0, 4)
 		for _, t := range rs.Tasks {
-			e := p.shortEntry(t, keep[t.Index])
+			e := shortEntry(t, pods.Tasks[t.Pod], keep[t.Index])
 			if n := len(out); n > 0 && alike(out[n-1], e) && out[n-1].Index+max(out[n-1].Count, 1) == e.Index {
 				out[n-1].Count = max(out[n-1].Count, 1) + 1
 				out[n-1].Pod = ""
@@ -101,13 +105,15 @@ func (p *planner) summarizeTasks(status *musterv1.TrainingJobStatus) {
 	}
 }
 
-// shortEntry is one task as status writes it.
-func (p *planner) shortEntry(t musterv1.TaskStatus, keepExit bool) musterv1.TaskStatus {
-	e := *t.DeepCopy()
+// shortEntry is one task as status writes it, with its pod if there is
+// one.
+func shortEntry(t musterv1.TaskStatus, pod *corev1.Pod, keepExit bool) musterv1.TaskStatus {
+	// Only fields are cleared, nothing they point to changes: a copy of
+	// the entry is enough.
+	e := t
 	// The ended instance of a restart, while it is still there, is the one
 	// pod status must name: it is to be deleted, and never taken for the
 	// replacement that will have its name.
-	pod := p.pods[t.Pod]
 	endedThere := t.State == musterv1.TaskRestarting && t.LastExit != nil && pod != nil && pod.UID == t.LastExit.PodUID
 	if !endedThere {
 		e.PodUID = ""
@@ -118,9 +124,9 @@ func (p *planner) shortEntry(t musterv1.TaskStatus, keepExit bool) musterv1.Task
 	return e
 }
 
-// recentExits are the tasks whose last exits status keeps: the most recent
+// keptExits are the tasks whose last exits status keeps: the most recent
 // of the role.
-func (p *planner) recentExits(tasks []musterv1.TaskStatus) map[int32]bool {
+func keptExits(tasks []musterv1.TaskStatus) map[int32]bool {
 	var exited []musterv1.TaskStatus
 	for _, t := range tasks {
 		if t.LastExit != nil {

@@ -75,9 +75,12 @@ func Replicas(role *musterv1.Role) int32 { return ptr.Deref(role.Replicas, 1) }
 
 // Effective is the job as the operator runs it: spec.scaling.replicas split
 // among the scalable roles, and every role's replicas set. The input is not
-// changed.
+// changed. Only the spec is copied: it is what differs, and its templates
+// become parts of the objects made from it. Metadata and status, the bulk
+// of a job read from the cluster, are shared with the input: read them
+// through the result, never change them.
 func Effective(job *musterv1.TrainingJob) *musterv1.TrainingJob {
-	out := job.DeepCopy()
+	out := &musterv1.TrainingJob{TypeMeta: job.TypeMeta, ObjectMeta: job.ObjectMeta, Spec: *job.Spec.DeepCopy(), Status: job.Status}
 	for i := range out.Spec.Roles {
 		out.Spec.Roles[i].Replicas = new(Replicas(&out.Spec.Roles[i]))
 	}

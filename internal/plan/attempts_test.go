@@ -1,0 +1,77 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+// decideRetry is spec.failurePolicy.retry's whole say over a finished
+// attempt: a new attempt, counted or not, or the end with why it was not
+// retried.
+func TestDecideRetry(t *testing.T) {
+	job := func(maxRetries int32) *musterv1.TrainingJob {
+		j := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).BackoffLimit(2).WithDefaults().Obj()
+		if maxRetries >= 0 {
+			j.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: new(maxRetries)}
+		}
+		return j
+	}
+	failed := Outcome{Completion: musterv1.CompletionStatus{Reason: musterv1.ReasonPermanentExitCode, Message: "j-w-0 failed"}}
+	forGood := failed
+	forGood.NoRetry = true
+	type want struct {
+		Retry, Accountable bool
+		MessageSuffix      string
+	}
+	cases := map[string]struct {
+		job      *musterv1.TrainingJob
+		restarts int32
+		retries  int32
+		outcome  Outcome
+		want     want
+	}{
+		"no retry policy: the job ends": {job: job(-1), outcome: failed, want: want{}},
+		"a final end is never retried":  {job: job(3), outcome: forGood, want: want{}},
+		"a failure is retried and counts": {
+			job: job(3), outcome: failed, want: want{Retry: true, Accountable: true},
+		},
+		"out of retries": {
+			job: job(1), retries: 1, outcome: failed, want: want{MessageSuffix: "; not retried: "},
+		},
+		"out of restarts": {
+			job: job(3), restarts: 2, outcome: failed,
+			want: want{MessageSuffix: "; not retried: the job has used all the restarts of spec.failurePolicy.backoffLimit"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			c := newContext(tc.job, time.Unix(1000, 0), nil, &musterv1.TrainingJobStatus{})
+			st := &musterv1.TrainingJobStatus{Restarts: musterv1.RestartCounts{Total: tc.restarts, Accountable: tc.restarts},
+				Retries: musterv1.RestartCounts{Total: tc.retries, Accountable: tc.retries}}
+			d := decideRetry(c, st, tc.outcome)
+			got := want{Retry: d.restart != nil}
+			if d.restart != nil {
+				got.Accountable = d.restart.accountable
+				if !d.restart.retry || !strings.Contains(d.restart.message, tc.outcome.Completion.Message) {
+					t.Errorf("a retry is a restart that says what it retries: %+v", d.restart)
+				}
+			}
+			if rest, ok := strings.CutPrefix(d.outcome.Completion.Message, tc.outcome.Completion.Message); !ok {
+				t.Errorf("message %q does not start with the outcome's", d.outcome.Completion.Message)
+			} else if tc.want.MessageSuffix != "" && strings.HasPrefix(rest, tc.want.MessageSuffix) {
+				got.MessageSuffix = tc.want.MessageSuffix
+			} else {
+				got.MessageSuffix = rest
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("decideRetry (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

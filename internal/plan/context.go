@@ -1,0 +1,99 @@
+package plan
+
+import (
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/observe"
+	"github.com/muster-dev/muster/internal/policy"
+)
+
+// planContext is what every phase of a plan reads and none changes: the
+// job as it runs, the clock, how failures are classified, and the pods as
+// observed.
+type planContext struct {
+	job *musterv1.TrainingJob
+	now metav1.Time
+	// classify is whether failure classification is on (the default);
+	// classifier is set only for a job that runs, once its spec is known
+	// to be valid.
+	classify   bool
+	classifier policy.Classifier
+	pods       observe.Pods
+}
+
+func newContext(job *musterv1.TrainingJob, now time.Time, pods []*corev1.Pod, status *musterv1.TrainingJobStatus) *planContext {
+	taskCount := func(role string) int { return len(tasksOf(status, role)) }
+	return &planContext{
+		job:      job,
+		now:      metav1.NewTime(now),
+		classify: classifies(job),
+		pods:     observe.Sort(job, status.Attempt, taskCount, pods),
+	}
+}
+
+// withClassifier is the context with the job's failure classifier, for a
+// job that runs. An invalid spec has none; validate fails such a job
+// before anything is classified.
+func (c *planContext) withClassifier() *planContext {
+	out := *c
+	out.classifier, _ = policy.ClassifierFor(c.job)
+	return &out
+}
+
+// classifies is whether failure classification is on for the job (the
+// default).
+func classifies(job *musterv1.TrainingJob) bool {
+	cl := job.Spec.FailurePolicy.Classification
+	return cl == nil || !ptr.Deref(cl.Disabled, false)
+}
+
+// workingStatus is the status a plan starts from and changes: the one last
+// written, with one task per index. It shares with the input only what the
+// plan replaces rather than changes in place (task exits, timestamps, the
+// autoscaler's record), so the input stays as it was without a deep copy.
+func workingStatus(job *musterv1.TrainingJob, in *musterv1.TrainingJobStatus) *musterv1.TrainingJobStatus {
+	st := *in
+	st.ObservedGeneration = job.Generation
+	st.Conditions = slices.Clone(in.Conditions)
+	st.Attempts = slices.Clone(in.Attempts)
+	st.Roles = slices.Clone(in.Roles)
+	if in.Elastic != nil {
+		st.Elastic = new(*in.Elastic)
+	}
+	expandTasks(job, &st)
+	return &st
+}
+
+// verdict is the job's fate decided so far in a plan: an outcome that ends
+// the attempt, or a restart of the whole job. Once either is set, later
+// decisions of the same plan only record what they see.
+type verdict struct {
+	outcome *Outcome
+	restart *jobRestart
+}
+
+// decided is whether the job is already ending or restarting.
+func (v verdict) decided() bool { return v.outcome != nil || v.restart != nil }
+
+// fail ends the job as Failed, unless an outcome was decided first.
+func (v verdict) fail(c musterv1.CompletionStatus) verdict {
+	if v.outcome == nil {
+		v.outcome = &Outcome{Completion: c}
+	}
+	return v
+}
+
+// failForGood ends the job as Failed with no retry of any kind.
+func (v verdict) failForGood(c musterv1.CompletionStatus) verdict {
+	v = v.fail(c)
+	o := *v.outcome
+	o.NoRetry = true
+	v.outcome = &o
+	return v
+}

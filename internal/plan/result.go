@@ -1,0 +1,69 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// The phases of a plan add the actions they decide to the Result, which
+// is written to and never read to decide anything: the executor carries
+// the actions out, in order, once the status is written.
+
+func (r *Result) event(warning bool, reason, msg string) {
+	r.Events = append(r.Events, Event{Warning: warning, Reason: reason, Message: msg})
+}
+
+// requeue asks for the plan to be made again after d at the latest.
+func (r *Result) requeue(d time.Duration) {
+	if r.RequeueAfter == 0 || d < r.RequeueAfter {
+		r.RequeueAfter = d
+	}
+}
+
+// deletePod asks for a pod instance to be deleted, once.
+func (r *Result) deletePod(pod *corev1.Pod, reason string) {
+	if pod.DeletionTimestamp != nil {
+		return
+	}
+	for _, d := range r.DeletePods {
+		if d.UID == pod.UID {
+			return
+		}
+	}
+	r.DeletePods = append(r.DeletePods, PodDeletion{Name: pod.Name, UID: pod.UID, Reason: reason})
+}
+
+// forceIfOverdue force-deletes a terminating pod once its role's graceful
+// deletion timeout has passed since the deletion was asked.
+func (r *Result) forceIfOverdue(pod *corev1.Pod, role *musterv1.Role, now time.Time) {
+	if role == nil || role.GracefulDeletionTimeoutSeconds == nil || pod.DeletionTimestamp == nil {
+		return
+	}
+	asked := pod.DeletionTimestamp.Time
+	if g := pod.DeletionGracePeriodSeconds; g != nil {
+		asked = asked.Add(-time.Duration(*g) * time.Second)
+	}
+	due := asked.Add(time.Duration(*role.GracefulDeletionTimeoutSeconds) * time.Second)
+	if left := due.Sub(now); left > 0 {
+		r.requeue(left)
+		return
+	}
+	r.DeletePods = append(r.DeletePods, PodDeletion{Name: pod.Name, UID: pod.UID, Reason: "graceful deletion timeout", Force: true})
+	r.event(true, musterv1.ReasonForceDeleted, fmt.Sprintf("force-deleting %s: still terminating %ds after its deletion was asked (spec.roles[].gracefulDeletionTimeoutSeconds)",
+		pod.Name, *role.GracefulDeletionTimeoutSeconds))
+}
+
+// dropCreates withdraws the creates of a role's pods.
+func (r *Result) dropCreates(role string) {
+	out := r.CreatePods[:0]
+	for _, pod := range r.CreatePods {
+		if pod.Labels[musterv1.LabelRole] != role {
+			out = append(out, pod)
+		}
+	}
+	r.CreatePods = out
+}

@@ -1,0 +1,143 @@
+package plan
+
+import (
+	"time"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/plan/topology"
+)
+
+// gates are what a task's new pod waits for besides its own state.
+type gates struct {
+	// delayed: a new attempt waits out a conflict delay.
+	delayed bool
+	// storeReady: the rendezvous store runs, so elastic tasks may start.
+	storeReady bool
+}
+
+// applier carries out, task by task and in order, what the steps of the
+// roles ask and what the decisions on them say. It is the state of one
+// phase, syncRoles, and nothing outlives it: the phase returns the verdict
+// the decisions reached. The order matters because each decision sees the
+// ones before it: a task that ends after the job was failed in the same
+// plan is only recorded, and restarts count against one budget.
+type applier struct {
+	c     *planContext
+	st    *musterv1.TrainingJobStatus
+	out   *Result
+	gates gates
+	// verdict is the job's fate as decided so far.
+	verdict verdict
+	// roleRestarts are the roles a rule restarts, with why; they restart
+	// once every task was synced.
+	roleRestarts map[string]string
+	// waitingForStore: a task's new pod waits for the rendezvous store.
+	waitingForStore bool
+}
+
+// syncRoles syncs every role's tasks in spec order, each role seeing the
+// roles synced before it (the only ones it may depend on): observe the
+// tasks, classify and decide the ended ones, apply the decisions. Then the
+// restarts of whole roles, and the PartlyPlaced event.
+func syncRoles(c *planContext, st *musterv1.TrainingJobStatus, v verdict, g gates, out *Result) (verdict, holdUps) {
+	a := &applier{c: c, st: st, out: out, gates: g, verdict: v, roleRestarts: map[string]string{}}
+	var held holdUps
+	endsLeft := maxEndsPerPlan
+	roles := make([]musterv1.RoleStatus, 0, len(c.job.Spec.Roles))
+	for i := range c.job.Spec.Roles {
+		role := &c.job.Spec.Roles[i]
+		waitFor := unmetDependency(role, roles)
+		if waitFor != "" {
+			held.waiting = append(held.waiting, "role "+role.Name+" waits for "+waitFor)
+		}
+		var steps []taskStep
+		steps, endsLeft = observeRole(c, role, roleStatus(st, role.Name), waitFor, endsLeft)
+		rs := a.applyRole(role, steps)
+		a.roleEvents(role, &rs)
+		roles = append(roles, rs)
+	}
+	st.Roles = roles
+	a.applyRoleRestarts()
+	a.gangEvents(roles)
+	held.store = a.waitingForStore
+	return a.verdict, held
+}
+
+// applyRole applies the steps of one role's tasks.
+func (a *applier) applyRole(role *musterv1.Role, steps []taskStep) musterv1.RoleStatus {
+	replicas := topology.Replicas(role)
+	rs := musterv1.RoleStatus{Name: role.Name, Replicas: replicas, Tasks: make([]musterv1.TaskStatus, 0, len(steps))}
+	for _, s := range steps {
+		ts := s.task
+		a.apply(role, &ts, s)
+		rs.Tasks = append(rs.Tasks, ts)
+	}
+	rs.Tasks = compact(rs.Tasks, replicas, a.c.pods.Tasks)
+	return rs
+}
+
+// apply moves one task along its state machine. See
+// docs/state-machine.md.
+func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep) {
+	switch s.kind {
+	case stepNone:
+	case stepScaleDown:
+		scaleDown(a.c, role, ts, s.pod, a.out)
+	case stepCreate:
+		a.createPod(role, ts)
+	case stepTerminating:
+		a.out.forceIfOverdue(s.pod, role, a.c.now.Time)
+	case stepRemoveEnded:
+		a.out.deletePod(s.pod, "restart")
+	case stepRunning:
+		ts.State = musterv1.TaskRunning
+	case stepPending:
+		if ts.State != musterv1.TaskRestarting {
+			ts.State = musterv1.TaskPending
+		}
+		a.checkPending(role, ts, s.pod)
+	case stepEndLater:
+		a.out.requeue(time.Millisecond)
+	case stepEnded:
+		exit := s.end.Exit
+		ts.LastExit = &exit
+		if a.verdict.decided() {
+			// The job is already ending or restarting in this plan.
+			settle(ts, s.end.Succeeded, a.out)
+			return
+		}
+		d := s.decision
+		a.act(d.Action, failureCase{role: role, task: ts, pod: s.pod, accountable: d.Accountable, why: d.Why, reason: d.Reason})
+	}
+}
+
+// settle makes a task's end final.
+func settle(ts *musterv1.TaskStatus, succeeded bool, out *Result) {
+	if succeeded {
+		ts.State = musterv1.TaskSucceeded
+		return
+	}
+	ts.State = musterv1.TaskFailed
+	out.event(true, musterv1.ReasonTaskFailed, ts.Pod+" failed: "+describeExit(*ts.LastExit))
+}
+
+// createPod asks for the task's next pod, unless something it needs is not
+// there yet.
+func (a *applier) createPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
+	if a.verdict.outcome != nil || a.c.pods.Held(ts.Pod) || a.gates.delayed {
+		// A finished job makes nothing; a name still held by a stray pod is
+		// reused once that pod is gone.
+		return
+	}
+	if waitsForStore(a.c.job, role, a.gates.storeReady) {
+		a.waitingForStore = true
+		return
+	}
+	pod, err := objects.DesiredPod(a.c.job, role, ts.Index, ts.Attempts+1)
+	if err != nil {
+		a.verdict = a.verdict.fail(musterv1.CompletionStatus{Reason: musterv1.ReasonPodCreateFailed, Message: err.Error(), Role: role.Name})
+		return
+	}
+	a.out.CreatePods = append(a.out.CreatePods, pod)
+}

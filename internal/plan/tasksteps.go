@@ -1,0 +1,192 @@
+package plan
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/plan/observe"
+	"github.com/muster-dev/muster/internal/plan/topology"
+)
+
+// A task's step is what its observed pod asks of the plan: the first half
+// of syncing a task, made before anything is decided. Only an ended pod
+// asks for a decision (DecideEnd); the other steps move the task along its
+// state machine (see docs/state-machine.md) by what the pod shows.
+type stepKind int
+
+const (
+	stepNone        stepKind = iota // a final task, or one held back by dependsOn
+	stepCreate                      // no pod: make one
+	stepTerminating                 // its pod is being deleted: wait, or force it once overdue
+	stepRemoveEnded                 // the ended instance a restart was decided for: delete it
+	stepRunning                     // its pod runs
+	stepPending                     // its pod has not started
+	stepEnded                       // its pod ended or vanished: decide what follows
+	stepEndLater                    // its pod ended, but this plan has recorded enough ends
+	stepScaleDown                   // a scale-down removes it
+)
+
+// taskStep is one task with its pod and what the pod asks. For an ended
+// pod it carries the end as classified and the decision on it.
+type taskStep struct {
+	kind     stepKind
+	task     musterv1.TaskStatus
+	pod      *corev1.Pod
+	end      End
+	decision Decision
+}
+
+// maxEndsPerPlan bounds the pod ends one plan records. A task being
+// restarted keeps its ended pod's UID and exit in status until that pod is
+// gone; recording at most this many at a time keeps status small when a
+// whole job's pods end at once. The rest keep their state and are recorded
+// by the next plan, at once.
+const maxEndsPerPlan = 500
+
+// observeRole is each task of role with its step, in index order: the
+// tasks in status, and new ones up to replicas. old is the role's status
+// as last written; waitFor is an unmet dependency, or "". endsLeft is how
+// many more ends the plan may record; it returns how many are left.
+func observeRole(c *planContext, role *musterv1.Role, old *musterv1.RoleStatus, waitFor string, endsLeft int) ([]taskStep, int) {
+	replicas := topology.Replicas(role)
+	size := replicas
+	if old != nil {
+		size = max(size, int32(len(old.Tasks)))
+	}
+	steps := make([]taskStep, 0, size)
+	for i := int32(0); i < size; i++ {
+		ts := taskStatus(old, i)
+		ts.Pod = objects.PodName(c.job.Name, role.Name, i)
+		pod := c.pods.Tasks[ts.Pod]
+		var s taskStep
+		switch {
+		case i >= replicas || (ts.DeletionPending && pod != nil):
+			// Scaled down, or scaled down and back up before the old
+			// instance was gone: it goes before its index is reused.
+			s = taskStep{kind: stepScaleDown, task: ts, pod: pod}
+		case ts.DeletionPending:
+			// Its pod is gone: a new instance takes the index.
+			s = observeTask(c, role, musterv1.TaskStatus{Index: i, Pod: ts.Pod, State: musterv1.TaskCreating})
+		case waitFor != "" && ts.Attempts == 0 && pod == nil:
+			// Held back until its dependencies are met; a task that has
+			// already run is replaced as usual.
+			ts.State = musterv1.TaskCreating
+			s = taskStep{kind: stepNone, task: ts}
+		default:
+			s = observeTask(c, role, ts)
+		}
+		if s.kind == stepEnded {
+			if endsLeft == 0 {
+				s.kind = stepEndLater
+			} else {
+				endsLeft--
+				s.end = classifyEnd(c, s.task, s.pod)
+				s.decision = DecideEnd(c.job, c.classify, role, s.end)
+			}
+		}
+		steps = append(steps, s)
+	}
+	return steps, endsLeft
+}
+
+// observeTask is a task's step by its pod.
+func observeTask(c *planContext, role *musterv1.Role, ts musterv1.TaskStatus) taskStep {
+	ts.Pod = objects.PodName(c.job.Name, role.Name, ts.Index)
+	pod := c.pods.Tasks[ts.Pod]
+	final := ts.State == musterv1.TaskSucceeded || ts.State == musterv1.TaskFailed
+	if pod != nil && pod.UID != ts.PodUID && !isEnded(&ts, pod.UID) && !final {
+		// A pod made for this task that status does not know yet.
+		ts.PodUID = pod.UID
+		ts.Attempts = max(ts.Attempts, observe.TaskAttempt(pod))
+	}
+	s := taskStep{task: ts, pod: pod}
+	switch {
+	case final:
+		s.kind = stepNone
+	case pod == nil:
+		s.kind = missingPod(&s.task)
+	case pod.DeletionTimestamp != nil:
+		// Being deleted, by us or someone else: wait until it is gone, or
+		// force it once the role's graceful deletion timeout has passed.
+		s.kind = stepTerminating
+	case isEnded(&ts, pod.UID):
+		// The ended instance a restart was decided for: remove it, then
+		// make its replacement once it is gone.
+		s.kind = stepRemoveEnded
+	case pod.Status.Phase == corev1.PodRunning:
+		s.kind = stepRunning
+	case observe.Ended(pod):
+		s.kind = stepEnded
+	default:
+		s.kind = stepPending
+	}
+	return s
+}
+
+// missingPod is the step of a task with no pod: a pending or running task
+// whose pod was known has ended unseen; any other is made a pod.
+func missingPod(ts *musterv1.TaskStatus) stepKind {
+	switch ts.State {
+	case musterv1.TaskPending, musterv1.TaskRunning:
+		if ts.PodUID != "" {
+			return stepEnded
+		}
+	case musterv1.TaskRestarting:
+	default:
+		ts.State = musterv1.TaskCreating
+	}
+	return stepCreate
+}
+
+// classifyEnd is how a task's pod (nil: vanished) ended, classified.
+func classifyEnd(c *planContext, ts musterv1.TaskStatus, pod *corev1.Pod) End {
+	var exit musterv1.ExitStatus
+	if pod != nil {
+		exit = ExitOf(pod, c.classifier)
+	} else {
+		exit = VanishedExit(c.now.Time, c.classifier)
+	}
+	exit.PodUID = ts.PodUID
+	return End{Pod: ts.Pod, Exit: exit, Succeeded: pod != nil && pod.Status.Phase == corev1.PodSucceeded, Vanished: pod == nil}
+}
+
+// isEnded is whether uid is the pod instance the task's last exit was
+// recorded for.
+func isEnded(ts *musterv1.TaskStatus, uid types.UID) bool {
+	return ts.LastExit != nil && ts.LastExit.PodUID != "" && ts.LastExit.PodUID == uid
+}
+
+func roleStatus(s *musterv1.TrainingJobStatus, name string) *musterv1.RoleStatus {
+	for i := range s.Roles {
+		if s.Roles[i].Name == name {
+			return &s.Roles[i]
+		}
+	}
+	return nil
+}
+
+func tasksOf(s *musterv1.TrainingJobStatus, role string) []musterv1.TaskStatus {
+	if rs := roleStatus(s, role); rs != nil {
+		return rs.Tasks
+	}
+	return nil
+}
+
+// taskStatus is task index of a role as last written, or a new task.
+func taskStatus(rs *musterv1.RoleStatus, index int32) musterv1.TaskStatus {
+	// Expanded tasks are one per index, in order: look where it should be
+	// first.
+	if rs != nil && int(index) < len(rs.Tasks) && rs.Tasks[index].Index == index {
+		return rs.Tasks[index]
+	}
+	if rs != nil {
+		for _, t := range rs.Tasks {
+			if t.Index == index {
+				return t
+			}
+		}
+	}
+	return musterv1.TaskStatus{Index: index, State: musterv1.TaskCreating}
+}
