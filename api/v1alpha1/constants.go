@@ -115,6 +115,8 @@ const (
 	ReasonGangScheduled        = "GangScheduled"
 	ReasonGangCreateFailed     = "GangCreateFailed"
 	ReasonGangBackendDisabled  = "GangBackendDisabled"
+	ReasonWaitingForAdmission  = "WaitingForAdmission"
+	ReasonEvicted              = "Evicted"
 )
 
 // DefaultBackoffLimit is the number of accountable restarts a job may make

@@ -118,4 +118,24 @@ type SchedulingStatus struct {
 	// +kubebuilder:validation:Maximum=10000
 	// +optional
 	MinAvailable int32 `json:"minAvailable,omitempty"`
+
+	// queue is the Kueue LocalQueue the job waits in (its
+	// kueue.x-k8s.io/queue-name label).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Queue string `json:"queue,omitempty"`
+
+	// workload is the Kueue Workload that stands for the job in its queue.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Workload string `json:"workload,omitempty"`
+
+	// clusterQueue is the ClusterQueue that admitted the job, while it is
+	// admitted.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	ClusterQueue string `json:"clusterQueue,omitempty"`
 }

@@ -40,6 +40,7 @@ type flags struct {
 	namespaces              string
 	webhooks                webhookFlags
 	gangs                   gangFlags
+	kueue                   bool
 	zapOpts                 zap.Options
 }
 
@@ -86,6 +87,7 @@ func parseFlags() *flags {
 		f.gangs.enabled = append(f.gangs.enabled, v)
 		return nil
 	})
+	flag.BoolVar(&f.kueue, "kueue-enable", false, "put jobs labelled kueue.x-k8s.io/queue-name behind Kueue's quotas (Kueue's CRDs must be installed, and Kueue configured with the external framework TrainingJob.v1alpha1.muster.dev); its RBAC comes with config/queue/kueue")
 	flag.StringVar(&f.gangs.defaultBackend, "default-gang-backend", "None", "gang backend of jobs whose spec.scheduling.backend is unset; None or an enabled backend")
 	flag.StringVar(&f.gangs.coschedulingName, "coscheduling-scheduler-name", "scheduler-plugins-scheduler", "schedulerName of the scheduler that runs the coscheduling plugin")
 	flag.StringVar(&f.gangs.volcanoSchedulerName, "volcano-scheduler-name", "volcano", "schedulerName of the Volcano scheduler")
@@ -136,7 +138,7 @@ func run(f *flags) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme,
 		WebhookServer:                 webhookServer,
-		Cache:                         controller.CacheOptions(namespaces, gangs),
+		Cache:                         controller.CacheOptions(namespaces, gangs, f.kueue),
 		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
 		HealthProbeBindAddress:        f.healthAddr,
 		LeaderElection:                f.leaderElect,
@@ -161,6 +163,7 @@ func run(f *flags) error {
 		ExpectationTimeout:      time.Minute,
 		StatusClient:            statusClient,
 		Gang:                    gangs,
+		Kueue:                   f.kueue,
 	}); err != nil {
 		return fmt.Errorf("setting up controllers: %w", err)
 	}

@@ -22,7 +22,14 @@ import (
 // execute carries out a plan whose status is already written. Every action
 // is idempotent: creating a pod that exists or deleting one that is gone is
 // not an error, so replaying a plan after a crash is safe.
-func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, groups []client.Object, res plan.Result) error {
+// observed is what a reconcile saw beside the job, for the actions.
+type observed struct {
+	groups []client.Object
+	queue  *queued
+	pods   []*corev1.Pod
+}
+
+func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, seen observed, res plan.Result) error {
 	log := ctrl.LoggerFrom(ctx)
 	var errs []error
 	if svc := res.CreateService; svc != nil {
@@ -40,14 +47,18 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, gro
 	}
 	errs = append(errs, r.deletePods(ctx, job, res.DeletePods))
 	// The gang object exists before any of its pods.
-	g, err := r.syncGang(ctx, job, groups, res)
+	g, err := r.syncGang(ctx, job, seen.groups, res)
 	if err != nil {
 		errs = append(errs, err)
 	} else {
 		_, backend := r.gangOf(job)
 		decorate(backend, g, res.CreatePods)
+		if seen.queue != nil {
+			place(seen.queue.placements, res.CreatePods)
+		}
 		errs = append(errs, r.createPods(ctx, job, res.CreatePods))
 	}
+	errs = append(errs, r.syncQueue(ctx, job, seen.queue, seen.pods, res))
 	if n := res.Scale; n != nil {
 		errs = append(errs, r.scale(ctx, job, *n))
 	}

@@ -18,7 +18,7 @@ import (
 // Services that carry a job label, in the watched namespaces (all when
 // namespaces is empty). Its memory then grows with Muster's jobs, not with
 // the cluster.
-func CacheOptions(namespaces []string, gangs GangOptions) cache.Options {
+func CacheOptions(namespaces []string, gangs GangOptions, kueue bool) cache.Options {
 	owned, err := labels.NewRequirement(musterv1.LabelJobName, selection.Exists, nil)
 	if err != nil {
 		panic(fmt.Sprintf("building the owned-objects selector: %v", err))
@@ -33,6 +33,11 @@ func CacheOptions(namespaces []string, gangs GangOptions) cache.Options {
 	}
 	for _, kind := range gangKinds(gangs) {
 		opts.ByObject[kind] = cache.ByObject{Label: selector}
+	}
+	if kueue {
+		opts.ByObject[workloadObject()] = cache.ByObject{Label: selector}
+		// ResourceFlavors are few and cluster-wide: all of them.
+		opts.ByObject[resourceFlavorObject()] = cache.ByObject{}
 	}
 	if len(namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}

@@ -55,6 +55,9 @@ type Options struct {
 	Throughput ThroughputReader
 	// Gang are the gang backends this operator drives.
 	Gang GangOptions
+	// Kueue puts jobs with the kueue.x-k8s.io/queue-name label behind
+	// Kueue's quotas (its CRDs must be installed).
+	Kueue bool
 	// ActGate, when set, is called after a reconcile's status write and
 	// before its actions; an error skips the actions. Tests use it to stop
 	// the operator exactly between deciding and acting.
@@ -143,8 +146,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("observing the gang: %w", err)
 	}
+	admission, queue, err := r.observeQueue(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("observing the job's Kueue Workload: %w", err)
+	}
 	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now),
-		CreateFailures: r.takeFailures(req.NamespacedName, job), Gang: gangIn})
+		CreateFailures: r.takeFailures(req.NamespacedName, job), Gang: gangIn, Admission: admission})
 	before := job.Status.DeepCopy()
 	written, err := r.writeStatus(ctx, job, res.Status)
 	if err != nil {
@@ -168,7 +175,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.execute(ctx, job, groups, res); err != nil {
+	if err := r.execute(ctx, job, observed{groups: groups, queue: queue, pods: pods}, res); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
@@ -237,6 +244,9 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// Volcano has no Volcano PodGroups to watch.
 	for _, kind := range gangKinds(r.opts.Gang) {
 		b = b.Watches(kind, owned)
+	}
+	if r.opts.Kueue {
+		b = b.Watches(workloadObject(), owned)
 	}
 	return b.WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
 		Named("trainingjob").

@@ -66,6 +66,9 @@ func workingStatus(job *musterv1.TrainingJob, in *musterv1.TrainingJobStatus) *m
 	if in.Elastic != nil {
 		st.Elastic = new(*in.Elastic)
 	}
+	if in.Scheduling != nil {
+		st.Scheduling = new(*in.Scheduling)
+	}
 	expandTasks(job, &st)
 	return &st
 }

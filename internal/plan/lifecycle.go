@@ -3,6 +3,8 @@ package plan
 import (
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/observe"
@@ -125,7 +127,9 @@ func expireTTL(c *planContext, st *musterv1.TrainingJobStatus, out *Result) {
 // suspend deletes every pod and keeps the job. Stopped tasks are recreated
 // on resume without counting as restarts; tasks that already ended stay
 // ended.
-func suspend(c *planContext, st *musterv1.TrainingJobStatus, out *Result) {
+// suspend deletes the job's pods and keeps the job, for the reason given:
+// spec.run.suspend, or a queue manager that has not admitted it.
+func suspend(c *planContext, st *musterv1.TrainingJobStatus, out *Result, reason, message string) {
 	// A suspended job is not short of workers: the clock starts anew on
 	// resume.
 	if st.Elastic != nil {
@@ -144,15 +148,15 @@ func suspend(c *planContext, st *musterv1.TrainingJobStatus, out *Result) {
 		}
 	}
 	st.StartTime = nil
-	if !st.IsTrue(musterv1.ConditionSuspended) {
-		c.setCondition(st, musterv1.ConditionSuspended, true, musterv1.ReasonSuspended, "spec.run.suspend is true: the job has no pods")
-		out.event(false, musterv1.ReasonSuspended, "job suspended: deleting its pods")
+	if cond := st.Condition(musterv1.ConditionSuspended); cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != reason {
+		c.setCondition(st, musterv1.ConditionSuspended, true, reason, message)
+		out.event(false, reason, "job suspended: "+message)
 	}
 }
 
 func resume(c *planContext, st *musterv1.TrainingJobStatus, out *Result) {
 	if st.IsTrue(musterv1.ConditionSuspended) {
-		c.setCondition(st, musterv1.ConditionSuspended, false, musterv1.ReasonResumed, "spec.run.suspend is false")
+		c.setCondition(st, musterv1.ConditionSuspended, false, musterv1.ReasonResumed, "the job runs: not suspended, and admitted where a queue holds it")
 		out.event(false, musterv1.ReasonResumed, "job resumed: creating its pods")
 	}
 }

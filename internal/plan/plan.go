@@ -31,6 +31,9 @@ type Input struct {
 	CreateFailures []CreateFailure
 	// Gang is the job's gang as observed; nil plans without one.
 	Gang *Gang
+	// Admission is the job's admission by a queue manager (Kueue); nil
+	// for a job no queue manager holds.
+	Admission *Admission
 }
 
 // PodDeletion asks for one pod instance to be deleted.
@@ -89,7 +92,12 @@ func Plan(in Input) Result {
 		hold(c, status)
 	case ptr.Deref(job.Spec.Run.Suspend, false):
 		ensureService(c, status, in.HasService, &out)
-		suspend(c, status, &out)
+		suspend(c, status, &out, musterv1.ReasonSuspended, "spec.run.suspend is true: the job has no pods")
+	case in.Admission != nil && !in.Admission.Admitted:
+		// A queue manager has not admitted the job, or took it back: it
+		// waits like a suspended job, and nothing it loses is charged.
+		ensureService(c, status, in.HasService, &out)
+		suspend(c, status, &out, in.Admission.Reason, in.Admission.Message)
 	case pendingSuspend(c, status):
 		ensureService(c, status, in.HasService, &out)
 		out.SuspendJob = true
@@ -108,6 +116,7 @@ func Plan(in Input) Result {
 	// The gang step runs on the finished plan: it only holds creates back
 	// and says where the gang stands.
 	applyGang(in.Gang, in.Job, in.Pods, &out, c.now)
+	applyAdmission(in.Admission, &out)
 	return out
 }
 

@@ -64,9 +64,15 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "finding the coscheduling PodGroup CRD:", err)
 		return 1
 	}
+	kueueCRDs, err := moduleFile(kueueModule, "config", "components", "crd", "bases")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "finding Kueue's CRDs:", err)
+		return 1
+	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: bin,
-		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases"), coschedulingCRD},
+		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases"), coschedulingCRD,
+			filepath.Join(kueueCRDs, "kueue.x-k8s.io_workloads.yaml"), filepath.Join(kueueCRDs, "kueue.x-k8s.io_resourceflavors.yaml")},
 		ErrorIfCRDPathMissing: true,
 		// envtest serves the webhook on 127.0.0.1 with certificates of its
 		// own, and points the configurations' clientConfig there.
@@ -207,14 +213,14 @@ type runningOperator struct {
 func startOperator(edits ...func(*controller.Options)) (*runningOperator, error) {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
-		Cache:      controller.CacheOptions(nil, gangOptions()),
+		Cache:      controller.CacheOptions(nil, gangOptions(), true),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	if err != nil {
 		return nil, err
 	}
-	opts := controller.Options{ExpectationTimeout: 10 * time.Second, Gang: gangOptions()}
+	opts := controller.Options{ExpectationTimeout: 10 * time.Second, Gang: gangOptions(), Kueue: true}
 	for _, edit := range edits {
 		edit(&opts)
 	}
@@ -246,6 +252,10 @@ func gangOptions() controller.GangOptions {
 // whose coscheduling PodGroup CRD the tests install, read from the Go
 // module cache.
 const schedulerPluginsModule = "sigs.k8s.io/scheduler-plugins@v0.34.7"
+
+// kueueModule is the Kueue release whose Workload and ResourceFlavor CRDs
+// the tests install; the tests act as Kueue itself, admitting and evicting.
+const kueueModule = "sigs.k8s.io/kueue@v0.14.0"
 
 // moduleFile downloads a module (a no-op once cached) and returns the path
 // of one of its files.

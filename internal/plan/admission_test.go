@@ -1,0 +1,56 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+func TestAdmissionHoldsTheJobLikeASuspension(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("u").Role("w", 2).Obj()
+	plan := func(a *Admission) Result {
+		return Plan(Input{Job: job.DeepCopy(), HasService: true, Now: time.Unix(1000, 0), Admission: a})
+	}
+	held := plan(&Admission{Queue: "team-a", Workload: "wl", Reason: musterv1.ReasonWaitingForAdmission, Message: "waiting for team-a"})
+	if len(held.CreatePods) != 0 {
+		t.Errorf("a job Kueue has not admitted creates %d pods", len(held.CreatePods))
+	}
+	c := held.Status.Condition(musterv1.ConditionSuspended)
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != musterv1.ReasonWaitingForAdmission || c.Message != "waiting for team-a" {
+		t.Errorf("Suspended = %+v", c)
+	}
+	if s := held.Status.Scheduling; s == nil || s.Queue != "team-a" || s.Workload != "wl" || s.ClusterQueue != "" {
+		t.Errorf("status.scheduling = %+v", s)
+	}
+
+	job.Status = held.Status
+	run := plan(&Admission{Queue: "team-a", Workload: "wl", Admitted: true, ClusterQueue: "cq"})
+	if len(run.CreatePods) != 2 {
+		t.Errorf("an admitted job creates %d pods, want 2", len(run.CreatePods))
+	}
+	if run.Status.IsTrue(musterv1.ConditionSuspended) || run.Status.Scheduling.ClusterQueue != "cq" {
+		t.Errorf("admitted: suspended %v, status.scheduling %+v", run.Status.IsTrue(musterv1.ConditionSuspended), run.Status.Scheduling)
+	}
+}
+
+// The gang and admission steps change the plan's status, never the job
+// the plan was made from (the controller's cache holds it).
+func TestGangAndAdmissionLeaveTheInputJob(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("u").Role("w", 2).Obj()
+	job.Status.Scheduling = &musterv1.SchedulingStatus{Backend: musterv1.GangNative, PodGroup: "j-0", MinAvailable: 2}
+	before := job.DeepCopy()
+	res := Plan(Input{Job: job, HasService: true, Now: time.Unix(1000, 0),
+		Gang:      &Gang{Backend: musterv1.GangNative, MinAvailable: 2, Exists: true},
+		Admission: &Admission{Queue: "q", Workload: "wl", Admitted: true, ClusterQueue: "cq"}})
+	if !equality.Semantic.DeepEqual(before, job) {
+		t.Fatalf("the plan changed its input job:\n%+v\n%+v", before.Status.Scheduling, job.Status.Scheduling)
+	}
+	if res.Status.Scheduling.ClusterQueue != "cq" {
+		t.Errorf("status.scheduling = %+v", res.Status.Scheduling)
+	}
+}

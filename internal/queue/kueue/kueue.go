@@ -1,0 +1,248 @@
+// Package kueue puts TrainingJobs behind Kueue's quotas the way Kueue
+// expects an externally managed job kind to: Muster makes one Kueue
+// Workload per job, with one podSet per role, and runs the job only while
+// Kueue has admitted that Workload. Kueue is told about the kind with
+// integrations.externalFrameworks: ["TrainingJob.v1alpha1.muster.dev"].
+//
+// Unlike Kueue's built-in integrations, which suspend the job through its
+// spec and write the admitted flavors' node selectors into its pod
+// templates, Muster never writes the user's spec: a job waiting for
+// admission is held by the planner (status only), and the node selectors
+// and tolerations of the admitted flavors are added to each pod as it is
+// created.
+package kueue
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/topology"
+)
+
+// LabelQueueName puts a job in a Kueue LocalQueue, as it does any job.
+const LabelQueueName = "kueue.x-k8s.io/queue-name"
+
+// ExternalFramework is the name Kueue's configuration lists the kind by.
+const ExternalFramework = "TrainingJob.v1alpha1.muster.dev"
+
+// The Kueue kinds Muster reads and writes (kueue.x-k8s.io/v1beta1).
+var (
+	WorkloadKind       = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta1", Kind: "Workload"}
+	ResourceFlavorKind = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta1", Kind: "ResourceFlavor"}
+)
+
+// Workload condition types and reasons Muster reads or writes.
+const (
+	CondAdmitted      = "Admitted"
+	CondQuotaReserved = "QuotaReserved"
+	CondEvicted       = "Evicted"
+	CondFinished      = "Finished"
+	CondPodsReady     = "PodsReady"
+	CondRequeued      = "Requeued"
+)
+
+// QueueName is the LocalQueue a job asks for, "" for none.
+func QueueName(job *musterv1.TrainingJob) string { return job.Labels[LabelQueueName] }
+
+// WorkloadName names a job's Workload: the kind and the job's name, and a
+// hash of its UID so a job made again under the same name never finds
+// the old one's.
+func WorkloadName(job *musterv1.TrainingJob) string {
+	sum := sha256.Sum256([]byte(job.UID))
+	name := "trainingjob-" + job.Name
+	if len(name) > 240 {
+		name = name[:240]
+	}
+	return name + "-" + hex.EncodeToString(sum[:])[:5]
+}
+
+// Desired is the job's Workload: one podSet per role with a task to run,
+// counted at the job's current size, each with the role's pod template,
+// which Kueue reads the requests, node selectors and tolerations of.
+// priority is the value of the job's PriorityClass, nil for none.
+func Desired(job *musterv1.TrainingJob, priority *int32) (*unstructured.Unstructured, error) {
+	eff := topology.Effective(job)
+	var sets []any
+	for _, r := range eff.Spec.Roles {
+		n := topology.Replicas(&r)
+		if n == 0 {
+			continue
+		}
+		tmpl, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&r.Template)
+		if err != nil {
+			return nil, fmt.Errorf("role %s: %w", r.Name, err)
+		}
+		sets = append(sets, map[string]any{"name": r.Name, "count": int64(n), "template": tmpl})
+	}
+	spec := map[string]any{"queueName": QueueName(job), "podSets": sets}
+	// Kueue wants a priority class's value beside its name.
+	if pc := job.Spec.Scheduling.PriorityClassName; pc != "" && priority != nil {
+		spec["priorityClassName"] = pc
+		spec["priorityClassSource"] = "scheduling.k8s.io/priorityclass"
+		spec["priority"] = int64(*priority)
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(WorkloadKind)
+	u.SetName(WorkloadName(job))
+	u.SetNamespace(job.Namespace)
+	u.SetLabels(map[string]string{musterv1.LabelJobName: job.Name})
+	u.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(job, musterv1.GroupVersion.WithKind("TrainingJob"))})
+	return u, nil
+}
+
+// Counts are a Workload's podSets' counts by name.
+func Counts(wl *unstructured.Unstructured) map[string]int64 {
+	out := map[string]int64{}
+	sets, _, _ := unstructured.NestedSlice(wl.Object, "spec", "podSets")
+	for _, s := range sets {
+		m, _ := s.(map[string]any)
+		name, _ := m["name"].(string)
+		n, _ := m["count"].(int64)
+		out[name] = n
+	}
+	return out
+}
+
+// Matches is whether an existing Workload still describes the job: the
+// same queue and the same podSets and counts. One that does not is
+// replaced, which queues the job anew at its new size.
+func Matches(have, want *unstructured.Unstructured) bool {
+	hq, _, _ := unstructured.NestedString(have.Object, "spec", "queueName")
+	wq, _, _ := unstructured.NestedString(want.Object, "spec", "queueName")
+	return hq == wq && maps.Equal(Counts(have), Counts(want))
+}
+
+// State is where a Workload stands with Kueue.
+type State struct {
+	// QuotaReserved and Admitted are Kueue's conditions; Evicted is true
+	// while an eviction (preemption, a timeout, a deactivation) is being
+	// carried out.
+	QuotaReserved, Admitted, Evicted, Finished bool
+	// PodsReady is the job controller's own last word on its pods.
+	PodsReady bool
+	// ClusterQueue is the ClusterQueue that admitted the Workload.
+	ClusterQueue string
+	// Reason and Message say why the Workload waits or was evicted.
+	Reason, Message string
+	// Flavors are the ResourceFlavors assigned to each podSet.
+	Flavors map[string][]string
+}
+
+// Observe reads a Workload's status.
+func Observe(wl *unstructured.Unstructured) State {
+	var st State
+	conds := conditions(wl)
+	st.QuotaReserved = apimeta.IsStatusConditionTrue(conds, CondQuotaReserved)
+	st.Admitted = apimeta.IsStatusConditionTrue(conds, CondAdmitted)
+	st.Finished = apimeta.IsStatusConditionTrue(conds, CondFinished)
+	st.PodsReady = apimeta.IsStatusConditionTrue(conds, CondPodsReady)
+	if c := apimeta.FindStatusCondition(conds, CondEvicted); c != nil && c.Status == metav1.ConditionTrue {
+		st.Evicted, st.Reason, st.Message = true, c.Reason, c.Message
+	} else if c := apimeta.FindStatusCondition(conds, CondQuotaReserved); c != nil && c.Status == metav1.ConditionFalse {
+		st.Reason, st.Message = c.Reason, c.Message
+	}
+	st.ClusterQueue, _, _ = unstructured.NestedString(wl.Object, "status", "admission", "clusterQueue")
+	assignments, _, _ := unstructured.NestedSlice(wl.Object, "status", "admission", "podSetAssignments")
+	for _, a := range assignments {
+		m, _ := a.(map[string]any)
+		name, _ := m["name"].(string)
+		flavors, _ := m["flavors"].(map[string]any)
+		var names []string
+		for _, f := range flavors {
+			if s, ok := f.(string); ok && !slices.Contains(names, s) {
+				names = append(names, s)
+			}
+		}
+		slices.Sort(names)
+		if st.Flavors == nil {
+			st.Flavors = map[string][]string{}
+		}
+		st.Flavors[name] = names
+	}
+	return st
+}
+
+func conditions(wl *unstructured.Unstructured) []metav1.Condition {
+	raw, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
+	out := make([]metav1.Condition, 0, len(raw))
+	for _, r := range raw {
+		m, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		var c metav1.Condition
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &c); err == nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Placement is what an admitted role's pods get from their flavors.
+type Placement struct {
+	NodeSelector map[string]string
+	Tolerations  []corev1.Toleration
+}
+
+// Placements are the node selectors and tolerations of each role's
+// assigned flavors, as Kueue's own integrations inject them. flavors are
+// the ResourceFlavors by name.
+func Placements(st State, flavors map[string]*unstructured.Unstructured) (map[string]Placement, error) {
+	out := map[string]Placement{}
+	for role, names := range st.Flavors {
+		p := Placement{NodeSelector: map[string]string{}}
+		for _, name := range names {
+			f, ok := flavors[name]
+			if !ok {
+				return nil, fmt.Errorf("ResourceFlavor %s of podSet %s not found", name, role)
+			}
+			labels, _, _ := unstructured.NestedStringMap(f.Object, "spec", "nodeLabels")
+			maps.Copy(p.NodeSelector, labels)
+			tols, _, _ := unstructured.NestedSlice(f.Object, "spec", "tolerations")
+			for _, t := range tols {
+				m, _ := t.(map[string]any)
+				var tol corev1.Toleration
+				if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &tol); err != nil {
+					return nil, fmt.Errorf("ResourceFlavor %s: %w", name, err)
+				}
+				p.Tolerations = append(p.Tolerations, tol)
+			}
+		}
+		out[role] = p
+	}
+	return out, nil
+}
+
+// Place adds a role's placement to a pod: the flavor's node labels to its
+// node selector and its tolerations.
+func Place(pod *corev1.Pod, p Placement) {
+	if len(p.NodeSelector) > 0 {
+		if pod.Spec.NodeSelector == nil {
+			pod.Spec.NodeSelector = map[string]string{}
+		}
+		maps.Copy(pod.Spec.NodeSelector, p.NodeSelector)
+	}
+	pod.Spec.Tolerations = append(pod.Spec.Tolerations, p.Tolerations...)
+}
+
+// Condition is a Workload condition as the job's controller writes it.
+func Condition(t string, status bool, reason, message string, now metav1.Time) map[string]any {
+	s := metav1.ConditionFalse
+	if status {
+		s = metav1.ConditionTrue
+	}
+	c := metav1.Condition{Type: t, Status: s, Reason: reason, Message: message, LastTransitionTime: now}
+	m, _ := runtime.DefaultUnstructuredConverter.ToUnstructured(&c)
+	return m
+}

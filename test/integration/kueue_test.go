@@ -1,0 +1,168 @@
+package integration
+
+import (
+	"testing"
+
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/queue/kueue"
+)
+
+// workload reads the job's Kueue Workload.
+func (e *env) workload(job *musterv1.TrainingJob) *unstructured.Unstructured {
+	e.t.Helper()
+	wl := &unstructured.Unstructured{}
+	wl.SetGroupVersionKind(kueue.WorkloadKind)
+	e.g.Eventually(func() error {
+		return k8s.Get(e.ctx(), client.ObjectKey{Namespace: e.ns, Name: kueue.WorkloadName(job)}, wl)
+	}, timeout, interval).Should(gomega.Succeed())
+	return wl
+}
+
+// asKueue writes a Workload's status as Kueue's controllers would.
+func (e *env) asKueue(job *musterv1.TrainingJob, edit func(status map[string]any)) {
+	e.t.Helper()
+	e.g.Eventually(func() error {
+		wl := e.workload(job)
+		status, _, _ := unstructured.NestedMap(wl.Object, "status")
+		if status == nil {
+			status = map[string]any{}
+		}
+		edit(status)
+		if err := unstructured.SetNestedMap(wl.Object, status, "status"); err != nil {
+			return err
+		}
+		return k8s.Status().Update(e.ctx(), wl)
+	}, timeout, interval).Should(gomega.Succeed())
+}
+
+func setCondition(status map[string]any, t string, on bool, reason, msg string) {
+	s := "False"
+	if on {
+		s = "True"
+	}
+	c := map[string]any{"type": t, "status": s, "reason": reason, "message": msg, "lastTransitionTime": metav1.Now().UTC().Format("2006-01-02T15:04:05Z")}
+	conds, _ := status["conditions"].([]any)
+	for i, x := range conds {
+		if x.(map[string]any)["type"] == t {
+			conds[i] = c
+			status["conditions"] = conds
+			return
+		}
+	}
+	status["conditions"] = append(conds, c)
+}
+
+func admit(status map[string]any) {
+	status["admission"] = map[string]any{
+		"clusterQueue": "cq-gpu",
+		"podSetAssignments": []any{map[string]any{
+			"name": "worker", "count": int64(2), "flavors": map[string]any{"cpu": "pool-a"},
+		}},
+	}
+	setCondition(status, kueue.CondQuotaReserved, true, "QuotaReserved", "quota reserved in cq-gpu")
+	setCondition(status, kueue.CondAdmitted, true, "Admitted", "admitted by cq-gpu")
+}
+
+func workloadCondition(wl *unstructured.Unstructured, t string) *metav1.Condition {
+	raw, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
+	var conds []metav1.Condition
+	for _, r := range raw {
+		m := r.(map[string]any)
+		conds = append(conds, metav1.Condition{Type: m["type"].(string), Status: metav1.ConditionStatus(m["status"].(string)), Reason: m["reason"].(string)})
+	}
+	return apimeta.FindStatusCondition(conds, t)
+}
+
+// A job in a LocalQueue waits with no pods until Kueue admits its
+// Workload; it then runs where the admitted flavor says; an eviction
+// stops it without charging a restart and hands the quota back; its end
+// finishes the Workload.
+func TestKueueAdmitsEvictsAndFinishes(t *testing.T) {
+	e := newEnv(t)
+	flavor := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+		"nodeLabels":  map[string]any{"pool": "a"},
+		"tolerations": []any{map[string]any{"key": "pool", "operator": "Equal", "value": "a", "effect": "NoSchedule"}},
+	}}}
+	flavor.SetGroupVersionKind(kueue.ResourceFlavorKind)
+	flavor.SetName("pool-a")
+	e.g.Expect(client.IgnoreAlreadyExists(k8s.Create(e.ctx(), flavor))).To(gomega.Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(e.ctx(), flavor) })
+
+	spec := e.job("kq").Role("worker", 2).Completion(2, 1).Obj()
+	spec.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
+	job := e.create(spec)
+
+	// Held: a Workload, no pods.
+	wl := e.workload(job)
+	e.g.Expect(metav1.IsControlledBy(wl, job)).To(gomega.BeTrue())
+	q, _, _ := unstructured.NestedString(wl.Object, "spec", "queueName")
+	e.g.Expect(q).To(gomega.Equal("team-a"))
+	e.g.Expect(kueue.Counts(wl)).To(gomega.Equal(map[string]int64{"worker": 2}))
+	e.eventuallyJob("kq", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		c := condition(j, musterv1.ConditionSuspended)
+		g.Expect(c).NotTo(gomega.BeNil())
+		g.Expect(c.Status).To(gomega.Equal(metav1.ConditionTrue))
+		g.Expect(c.Reason).To(gomega.Equal(musterv1.ReasonWaitingForAdmission))
+		g.Expect(j.Status.Scheduling).NotTo(gomega.BeNil())
+		g.Expect(j.Status.Scheduling.Queue).To(gomega.Equal("team-a"))
+		g.Expect(j.Status.Scheduling.Workload).To(gomega.Equal(kueue.WorkloadName(job)))
+	})
+	e.g.Consistently(func() []corev1.Pod { return e.pods("kq") }, "2s", interval).Should(gomega.BeEmpty())
+
+	// Admitted: pods with the flavor's node labels and tolerations.
+	e.asKueue(job, admit)
+	pods := e.waitPodCount("kq", 2)
+	for _, p := range pods {
+		e.g.Expect(p.Spec.NodeSelector).To(gomega.HaveKeyWithValue("pool", "a"), p.Name)
+		e.g.Expect(p.Spec.Tolerations).To(gomega.ContainElement(corev1.Toleration{Key: "pool", Operator: corev1.TolerationOpEqual, Value: "a", Effect: corev1.TaintEffectNoSchedule}), p.Name)
+	}
+	for i := range pods {
+		e.run(&pods[i])
+	}
+	e.eventuallyJob("kq", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Phase).To(gomega.Equal(musterv1.PhaseRunning))
+		g.Expect(j.Status.Scheduling.ClusterQueue).To(gomega.Equal("cq-gpu"))
+	})
+	e.g.Eventually(func() *metav1.Condition { return workloadCondition(e.workload(job), kueue.CondPodsReady) }, timeout, interval).
+		Should(gomega.HaveField("Status", metav1.ConditionTrue))
+
+	// Evicted: the pods go, nothing is charged, the quota is handed back.
+	e.asKueue(job, func(s map[string]any) {
+		setCondition(s, kueue.CondEvicted, true, "Preempted", "preempted by a higher priority workload")
+	})
+	e.eventuallyJob("kq", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		c := condition(j, musterv1.ConditionSuspended)
+		g.Expect(c).NotTo(gomega.BeNil())
+		g.Expect(c.Reason).To(gomega.Equal(musterv1.ReasonEvicted))
+		g.Expect(j.Status.Restarts.Accountable).To(gomega.BeZero())
+	})
+	e.g.Eventually(func() []corev1.Pod { return e.pods("kq") }, timeout, interval).Should(gomega.BeEmpty())
+	e.g.Eventually(func(g gomega.Gomega) {
+		wl := e.workload(job)
+		_, admitted, _ := unstructured.NestedMap(wl.Object, "status", "admission")
+		g.Expect(admitted).To(gomega.BeFalse(), "admission cleared")
+		g.Expect(workloadCondition(wl, kueue.CondQuotaReserved)).To(gomega.HaveField("Status", metav1.ConditionFalse))
+		g.Expect(workloadCondition(wl, kueue.CondRequeued)).To(gomega.HaveField("Status", metav1.ConditionTrue))
+	}, timeout, interval).Should(gomega.Succeed())
+
+	// Admitted again, it runs to its end, which finishes the Workload.
+	e.asKueue(job, func(s map[string]any) {
+		setCondition(s, kueue.CondEvicted, false, "Admitted", "")
+		admit(s)
+	})
+	pods = e.waitPodCount("kq", 2)
+	for i := range pods {
+		e.exit(&pods[i], 0, "Completed")
+	}
+	e.waitPhase("kq", musterv1.PhaseSucceeded)
+	e.g.Eventually(func() *metav1.Condition { return workloadCondition(e.workload(job), kueue.CondFinished) }, timeout, interval).
+		Should(gomega.HaveField("Reason", "Succeeded"))
+	e.g.Expect(e.get("kq").Status.Restarts.Accountable).To(gomega.BeZero())
+}
