@@ -138,9 +138,11 @@ type Role struct {
 	//     lost with its node is replaced; any other non-zero exit fails the
 	//     job at once.
 	// A replacement restarts the task's pod, except in the static roles of
-	// a PyTorch job, whose process group one lost rank breaks: there it
-	// restarts the whole job (a new attempt). A rule with action
-	// RestartTask or RestartJob chooses otherwise.
+	// a PyTorch job, whose process group one lost rank breaks, and in the
+	// non-elastic roles of a gang-scheduled job, whose lone replacement
+	// would not be placed as a gang: there it restarts the whole job (a new
+	// attempt). A rule with action RestartTask or RestartJob chooses
+	// otherwise.
 	// +kubebuilder:default=ExitCode
 	// +optional
 	RestartPolicy RestartPolicy `json:"restartPolicy,omitempty"`

@@ -100,12 +100,22 @@ func observedEnd(role *musterv1.Role, end End) policy.Observed {
 }
 
 // gangRestarts is whether a restart the role's restartPolicy decides
-// restarts the whole job rather than the task's pod: in the static roles of
-// a PyTorch job one lost rank breaks the process group of all. A failure
-// rule with action RestartTask or RestartJob chooses otherwise.
+// restarts the whole job rather than the task's pod. In the static roles of
+// a PyTorch job one lost rank breaks the process group of all. In a job
+// placed by a gang scheduler a lone replacement would not be placed as
+// part of a gang, and the room its pod left may be taken meanwhile: the
+// gang restarts whole and is placed afresh. Elastic roles replace their
+// tasks: their world is made to survive a lost member. A failure rule with
+// action RestartTask or RestartJob chooses otherwise.
 func gangRestarts(job *musterv1.TrainingJob, role *musterv1.Role) bool {
+	if topology.IsElastic(job, role.Name) {
+		return false
+	}
 	rt := job.Spec.Runtime
-	return rt != nil && rt.PyTorch != nil && !topology.IsElastic(job, role.Name)
+	pytorch := rt != nil && rt.PyTorch != nil
+	s := job.Status.Scheduling
+	ganged := s != nil && s.Backend != "" && s.Backend != musterv1.GangNone
+	return pytorch || ganged
 }
 
 func describeExit(e musterv1.ExitStatus) string {

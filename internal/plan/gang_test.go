@@ -102,3 +102,31 @@ func TestGangScheduledFromPlacementAndSchedulerWords(t *testing.T) {
 		t.Errorf("after placement: condition %+v", c)
 	}
 }
+
+// A gang job restarts as a whole when a member must be replaced, and a
+// preempted member is not charged to the budget.
+func TestGangMemberLossRestartsTheGang(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("u").Role("w", 2).Obj()
+	job.Status.Scheduling = &musterv1.SchedulingStatus{Backend: musterv1.GangNative}
+	w := newWorld(t, job)
+	w.step()
+	for _, p := range w.pods {
+		p.Status.Phase = corev1.PodRunning
+	}
+	w.step()
+	var victim *corev1.Pod
+	for _, p := range w.pods {
+		victim = p
+		break
+	}
+	victim.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Preempting",
+		Conditions: []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: "PreemptionByScheduler"}}}
+	attempt := w.job.Status.Attempt
+	w.step()
+	if w.job.Status.Attempt != attempt+1 {
+		t.Errorf("attempt %d -> %d: a lost gang member restarts the whole job", attempt, w.job.Status.Attempt)
+	}
+	if w.job.Status.Restarts.Accountable != 0 {
+		t.Errorf("a preempted member is charged: %+v", w.job.Status.Restarts)
+	}
+}
