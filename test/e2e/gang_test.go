@@ -8,6 +8,7 @@ import (
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,4 +102,47 @@ func TestNativeGangNeverPlacesPartOfAJob(t *testing.T) {
 	cond := apimeta.FindStatusCondition(job.Status.Conditions, string(musterv1.ConditionGangScheduled))
 	g.Expect(cond).NotTo(gomega.BeNil())
 	g.Expect(cond.Status).To(gomega.Equal(metav1.ConditionTrue))
+}
+
+// A high-priority gang preempts a whole low-priority one: the victim's
+// preempted member restarts its whole gang (not charged), which waits
+// until the high-priority job is done and then runs to its end. Not
+// parallel: it needs the fake nodes' GPUs to itself.
+func TestNativeGangPreemptionRestartsTheVictimWhole(t *testing.T) {
+	g := gomega.NewWithT(t)
+	c := jobClient(g)
+	ns := newNamespace(t, g)
+	for name, value := range map[string]int32{"muster-e2e-low": 10, "muster-e2e-high": 1000} {
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+		g.Expect(client.IgnoreAlreadyExists(c.Create(context.Background(), pc))).To(gomega.Succeed())
+		t.Cleanup(func() { _ = c.Delete(context.Background(), pc) })
+	}
+	gangJob := func(name, priority string, runFor time.Duration) *musterv1.TrainingJob {
+		return testutil.MakeJob(name, ns).Role("worker", 4).Template(fakeGPUTasks(2, runFor)).
+			Scheduling(musterv1.Scheduling{Backend: musterv1.GangNative, PriorityClassName: priority}).Obj()
+	}
+	for _, name := range []string{"low-a", "low-b"} {
+		g.Expect(c.Create(context.Background(), gangJob(name, "muster-e2e-low", 45*time.Second))).To(gomega.Succeed())
+	}
+	for _, name := range []string{"low-a", "low-b"} {
+		waitJob(g, c, ns, name, phaseIs(musterv1.PhaseRunning))
+	}
+	g.Expect(c.Create(context.Background(), gangJob("high", "muster-e2e-high", 15*time.Second))).To(gomega.Succeed())
+
+	// One low job is the victim: a new attempt, nothing charged.
+	var victim string
+	g.Eventually(func(g gomega.Gomega) {
+		for _, name := range []string{"low-a", "low-b"} {
+			j := &musterv1.TrainingJob{}
+			g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, j)).To(gomega.Succeed())
+			if j.Status.Attempt > 0 {
+				victim = name
+			}
+		}
+		g.Expect(victim).NotTo(gomega.BeEmpty(), "a low-priority gang was preempted")
+	}, jobTimeout, 500*time.Millisecond).Should(gomega.Succeed())
+	t.Logf("%s was preempted", victim)
+	waitJob(g, c, ns, "high", phaseIs(musterv1.PhaseSucceeded))
+	got := waitJob(g, c, ns, victim, phaseIs(musterv1.PhaseSucceeded))
+	g.Expect(got.Status.Restarts.Accountable).To(gomega.BeZero(), "preemption is not charged: %+v", got.Status.Restarts)
 }

@@ -255,7 +255,7 @@ const schedulerPluginsModule = "sigs.k8s.io/scheduler-plugins@v0.34.7"
 
 // kueueModule is the Kueue release whose Workload and ResourceFlavor CRDs
 // the tests install; the tests act as Kueue itself, admitting and evicting.
-const kueueModule = "sigs.k8s.io/kueue@v0.14.0"
+const kueueModule = "sigs.k8s.io/kueue@v0.16.6"
 
 // moduleFile downloads a module (a no-op once cached) and returns the path
 // of one of its files.

@@ -36,10 +36,11 @@ const LabelQueueName = "kueue.x-k8s.io/queue-name"
 // ExternalFramework is the name Kueue's configuration lists the kind by.
 const ExternalFramework = "TrainingJob.v1alpha1.muster.dev"
 
-// The Kueue kinds Muster reads and writes (kueue.x-k8s.io/v1beta1).
+// The Kueue kinds Muster reads and writes: kueue.x-k8s.io/v1beta2, the
+// version Kueue stores since v0.15.
 var (
-	WorkloadKind       = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta1", Kind: "Workload"}
-	ResourceFlavorKind = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta1", Kind: "ResourceFlavor"}
+	WorkloadKind       = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "Workload"}
+	ResourceFlavorKind = schema.GroupVersionKind{Group: "kueue.x-k8s.io", Version: "v1beta2", Kind: "ResourceFlavor"}
 )
 
 // Workload condition types and reasons Muster reads or writes.
@@ -88,8 +89,7 @@ func Desired(job *musterv1.TrainingJob, priority *int32) (*unstructured.Unstruct
 	spec := map[string]any{"queueName": QueueName(job), "podSets": sets}
 	// Kueue wants a priority class's value beside its name.
 	if pc := job.Spec.Scheduling.PriorityClassName; pc != "" && priority != nil {
-		spec["priorityClassName"] = pc
-		spec["priorityClassSource"] = "scheduling.k8s.io/priorityclass"
+		spec["priorityClassRef"] = map[string]any{"group": "scheduling.k8s.io", "kind": "PriorityClass", "name": pc}
 		spec["priority"] = int64(*priority)
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}

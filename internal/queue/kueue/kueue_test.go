@@ -22,11 +22,12 @@ func TestDesiredHasOnePodSetPerRoleAtTheJobsSize(t *testing.T) {
 		t.Errorf("podSets = %v, want ps 2, trainer 5, and no podSet for a role of 0", got)
 	}
 	spec := wl.Object["spec"].(map[string]any)
-	if spec["queueName"] != "team-a" || spec["priorityClassName"] != "high" || spec["priority"] != int64(100) {
+	ref, _ := spec["priorityClassRef"].(map[string]any)
+	if spec["queueName"] != "team-a" || ref["name"] != "high" || ref["kind"] != "PriorityClass" || spec["priority"] != int64(100) {
 		t.Errorf("spec = %v", spec)
 	}
 	noPriority, _ := kueue.Desired(job, nil)
-	if _, ok := noPriority.Object["spec"].(map[string]any)["priorityClassName"]; ok {
+	if _, ok := noPriority.Object["spec"].(map[string]any)["priorityClassRef"]; ok {
 		t.Error("a priority class whose value is unknown is left out: Kueue wants both")
 	}
 	other := job.DeepCopy()
