@@ -9,6 +9,7 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	schedulingv1alpha2 "k8s.io/api/scheduling/v1alpha2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
@@ -16,6 +17,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/gang/coscheduling"
+	"github.com/muster-dev/muster/internal/gang/volcano"
 )
 
 // priorityClass makes a PriorityClass for the test and removes it after.
@@ -153,10 +155,6 @@ func TestGangSpecRejectedAtAdmission(t *testing.T) {
 		job   *musterv1.TrainingJob
 		field string
 	}{
-		"backend not enabled in the operator": {
-			job:   e.job("v").Role("w", 2).Scheduling(musterv1.Scheduling{Backend: musterv1.GangVolcano}).Obj(),
-			field: "spec.scheduling.backend",
-		},
 		"minAvailable above the job's smallest size": {
 			job:   e.job("m").Role("w", 2).Scalable(1, 4).ScalingReplicas(3).Scheduling(musterv1.Scheduling{Backend: musterv1.GangNative, MinAvailable: 2}).Obj(),
 			field: "spec.scheduling.minAvailable",
@@ -181,3 +179,52 @@ func TestGangSpecRejectedAtAdmission(t *testing.T) {
 }
 
 func itoa(n int32) string { return strconv.Itoa(int(n)) }
+
+// A Volcano gang: its PodGroup in the job's queue with the per-role
+// minimum and the minimum's resources, and no pod until Volcano lets the
+// PodGroup into its queue.
+func TestVolcanoGangWaitsForItsQueue(t *testing.T) {
+	e := newEnv(t)
+	e.priorityClass("muster-gang-high", 1000)
+	cpu := func(q string) func(*corev1.PodTemplateSpec) {
+		return func(p *corev1.PodTemplateSpec) {
+			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(q)}
+		}
+	}
+	e.create(e.job("vc").Role("pserver", 2).Template(cpu("1")).Role("trainer", 2).Template(cpu("2")).
+		Scheduling(musterv1.Scheduling{Backend: musterv1.GangVolcano, Queue: "research", PriorityClassName: "muster-gang-high",
+			Roles: []musterv1.RoleScheduling{{Name: "pserver", MinAvailable: 2}, {Name: "trainer", MinAvailable: 1}}}).Obj())
+	group := "vc-" + itoa(e.get("vc").Status.Attempt)
+	pg := &unstructured.Unstructured{}
+	pg.SetGroupVersionKind(volcano.GroupKind)
+	e.g.Eventually(func() error { return k8s.Get(e.ctx(), client.ObjectKey{Namespace: e.ns, Name: group}, pg) }, timeout, interval).Should(gomega.Succeed())
+	spec, _, _ := unstructured.NestedMap(pg.Object, "spec")
+	e.g.Expect(spec).To(gomega.Equal(map[string]any{
+		"minMember": int64(4), "queue": "research", "priorityClassName": "muster-gang-high",
+		"minTaskMember": map[string]any{"pserver": int64(2), "trainer": int64(1)},
+		"minResources":  map[string]any{"cpu": "6"},
+	}))
+
+	// Pending in its queue: no pod, and the job says why. (Volcano's
+	// PodGroup has no status subresource.)
+	e.g.Expect(unstructured.SetNestedField(pg.Object, "Pending", "status", "phase")).To(gomega.Succeed())
+	e.g.Expect(k8s.Update(e.ctx(), pg)).To(gomega.Succeed())
+	e.eventuallyJob("vc", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		c := condition(j, musterv1.ConditionGangScheduled)
+		g.Expect(c).NotTo(gomega.BeNil())
+		g.Expect(c.Reason).To(gomega.Equal(musterv1.ReasonGangQueued))
+		g.Expect(c.Message).To(gomega.ContainSubstring("research"))
+	})
+	e.g.Consistently(func() []corev1.Pod { return e.pods("vc") }, "2s", interval).Should(gomega.BeEmpty())
+
+	// Inqueue: the pods come, tied to the group and to Volcano.
+	e.g.Expect(k8s.Get(e.ctx(), client.ObjectKeyFromObject(pg), pg)).To(gomega.Succeed())
+	e.g.Expect(unstructured.SetNestedField(pg.Object, "Inqueue", "status", "phase")).To(gomega.Succeed())
+	e.g.Expect(k8s.Update(e.ctx(), pg)).To(gomega.Succeed())
+	for _, p := range e.waitPodCount("vc", 4) {
+		e.g.Expect(p.Annotations).To(gomega.HaveKeyWithValue(volcano.AnnotationGroupName, group), p.Name)
+		e.g.Expect(p.Annotations).To(gomega.HaveKeyWithValue(volcano.AnnotationTaskSpec, p.Labels[musterv1.LabelRole]), p.Name)
+		e.g.Expect(p.Spec.SchedulerName).To(gomega.Equal(volcano.DefaultSchedulerName), p.Name)
+		e.g.Expect(p.Spec.PriorityClassName).To(gomega.Equal("muster-gang-high"), p.Name)
+	}
+}

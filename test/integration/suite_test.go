@@ -69,9 +69,14 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "finding Kueue's CRDs:", err)
 		return 1
 	}
+	volcanoCRD, err := moduleFile(volcanoModule, "config", "crd", "volcano", "bases", "scheduling.volcano.sh_podgroups.yaml")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "finding Volcano's PodGroup CRD:", err)
+		return 1
+	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory: bin,
-		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases"), coschedulingCRD,
+		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases"), coschedulingCRD, volcanoCRD,
 			filepath.Join(kueueCRDs, "kueue.x-k8s.io_workloads.yaml"), filepath.Join(kueueCRDs, "kueue.x-k8s.io_resourceflavors.yaml")},
 		ErrorIfCRDPathMissing: true,
 		// envtest serves the webhook on 127.0.0.1 with certificates of its
@@ -181,7 +186,7 @@ func startWebhook(o *envtest.WebhookInstallOptions) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := musterwebhook.Register(mgr, musterv1.GangNative, musterv1.GangCoscheduling); err != nil {
+	if err := musterwebhook.Register(mgr, musterv1.GangNative, musterv1.GangCoscheduling, musterv1.GangVolcano); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -241,9 +246,10 @@ func (o *runningOperator) stop() {
 }
 
 // gangOptions enables the gang backends whose APIs the test API server
-// serves: the native one and the coscheduling plugin's CRD.
+// serves: the native one, and the coscheduling plugin's and Volcano's
+// PodGroup CRDs.
 func gangOptions() controller.GangOptions {
-	adapters, err := backends.New([]musterv1.GangBackend{musterv1.GangNative, musterv1.GangCoscheduling}, backends.Options{})
+	adapters, err := backends.New([]musterv1.GangBackend{musterv1.GangNative, musterv1.GangCoscheduling, musterv1.GangVolcano}, backends.Options{})
 	must(err)
 	return controller.GangOptions{Default: musterv1.GangNone, Backends: adapters}
 }
@@ -256,6 +262,11 @@ const schedulerPluginsModule = "sigs.k8s.io/scheduler-plugins@v0.34.7"
 // kueueModule is the Kueue release whose Workload and ResourceFlavor CRDs
 // the tests install; the tests act as Kueue itself, admitting and evicting.
 const kueueModule = "sigs.k8s.io/kueue@v0.16.6"
+
+// volcanoModule is the Volcano release whose PodGroup CRD the tests
+// install; the tests act as its scheduler, moving PodGroups through their
+// phases.
+const volcanoModule = "volcano.sh/volcano@v1.14.1"
 
 // moduleFile downloads a module (a no-op once cached) and returns the path
 // of one of its files.
