@@ -81,6 +81,14 @@ func checkGang(t *testing.T, podGroups schema.GroupVersionResource, podGroup fun
 		p := waitForPhase(g, ns, name, corev1.PodRunning, 2*time.Minute)
 		g.Expect(p.Spec.NodeName).To(gomega.HavePrefix("kwok-node-"))
 	}
+	// The gang object says so too (Volcano's scheduler, scheduler-plugins'
+	// PodGroup controller).
+	g.Eventually(func(g gomega.Gomega) string {
+		pg, err := pgs.Get(ctx, "gang", metav1.GetOptions{})
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		phase, _, _ := unstructured.NestedString(pg.Object, "status", "phase")
+		return phase
+	}, time.Minute, time.Second).Should(gomega.Equal("Running"))
 }
 
 func TestCoschedulingGang(t *testing.T) {

@@ -32,7 +32,7 @@ type Ports struct {
 	// The optional components (see extras.go): each gang scheduler's
 	// health port and the port of its metrics listener, Kueue's health and
 	// webhook ports.
-	Coscheduling                                  int
+	Coscheduling, CoschedulingController          int
 	VolcanoScheduler, VolcanoSchedulerMetrics     int
 	VolcanoControllers, VolcanoControllersMetrics int
 	KueueHealth, KueueWebhook                     int
@@ -51,6 +51,7 @@ var DefaultPorts = Ports{
 	ProcNode:          16250,
 
 	Coscheduling:              16260,
+	CoschedulingController:    16267,
 	VolcanoScheduler:          16261,
 	VolcanoSchedulerMetrics:   16262,
 	VolcanoControllers:        16263,

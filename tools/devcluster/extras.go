@@ -147,6 +147,8 @@ func (c *Config) extraBuilds(b *Binaries, v ExtraVersions, set BuildSet) []extra
 	return []extraBuild{
 		{set.Coscheduling, "coscheduling", ".", b.Coscheduling, versionLDFlags(v.SchedulerPluginsKubernetes),
 			fmt.Sprintf("kube-scheduler-coscheduling (scheduler-plugins %s, kubernetes %s)", v.SchedulerPlugins, v.SchedulerPluginsKubernetes)},
+		{set.Coscheduling, "coscheduling", "./cmd/podgroup-controller", podGroupControllerBin(b.Coscheduling), "-s -w",
+			"podgroup-controller (scheduler-plugins " + v.SchedulerPlugins + ")"},
 		{set.Volcano, "volcano", "./cmd/vc-scheduler", filepath.Join(b.Volcano, "vc-scheduler"), volcanoLD,
 			"vc-scheduler " + v.Volcano},
 		{set.Volcano, "volcano", "./cmd/vc-controller-manager", filepath.Join(b.Volcano, "vc-controller-manager"), volcanoLD,
@@ -195,6 +197,9 @@ func (c *Config) extraSteps(b *Binaries) []step {
 	}
 	steps = append(steps, s)
 
+	pgSkip, _ := keep("coscheduling-controller", c.wantsScheduler(Coscheduling))
+	steps = append(steps, step{comp: c.podGroupControllerComponent(podGroupControllerBin(b.Coscheduling)), timeout: 60 * time.Second, skip: pgSkip})
+
 	vcSkip, vcHooks := keep("vc-controller-manager", c.wantsScheduler(Volcano))
 	s = step{comp: c.volcanoControllersComponent(b.Volcano), timeout: 60 * time.Second, skip: vcSkip}
 	if vcHooks {
@@ -217,13 +222,13 @@ func (c *Config) extraSteps(b *Binaries) []step {
 }
 
 // extraComponentNames in start order, after the base cluster's.
-var extraComponentNames = []string{"coscheduling", "vc-controller-manager", "vc-scheduler", "kueue"}
+var extraComponentNames = []string{"coscheduling", "coscheduling-controller", "vc-controller-manager", "vc-scheduler", "kueue"}
 
 // extraComponents are the optional components with their addresses only,
 // for status.
 func (c *Config) extraComponents() []component {
 	return []component{
-		c.coschedulingComponent(""), c.volcanoControllersComponent(""), c.volcanoSchedulerComponent(""), c.kueueComponent(""),
+		c.coschedulingComponent(""), c.podGroupControllerComponent(""), c.volcanoControllersComponent(""), c.volcanoSchedulerComponent(""), c.kueueComponent(""),
 	}
 }
 
@@ -308,7 +313,7 @@ func yamlFiles(dir string) ([]string, error) {
 // and those that already run (whose binaries status and down look up).
 func (c *Config) extraBuildSet() (coscheduling, volcano, kueue bool) {
 	runs := func(name string) bool { _, ok := c.runningPID(name); return ok }
-	return c.wantsScheduler(Coscheduling) || runs("coscheduling"),
+	return c.wantsScheduler(Coscheduling) || runs("coscheduling") || runs("coscheduling-controller"),
 		c.wantsScheduler(Volcano) || runs("vc-scheduler") || runs("vc-controller-manager"),
 		c.Kueue || runs("kueue")
 }

@@ -55,8 +55,10 @@ func TestExtraSteps(t *testing.T) {
 	for _, s := range steps {
 		byName[s.comp.name] = s
 	}
-	if !byName["coscheduling"].skip {
-		t.Error("coscheduling starts though not asked for")
+	for _, n := range []string{"coscheduling", "coscheduling-controller"} {
+		if !byName[n].skip {
+			t.Errorf("%s starts though not asked for", n)
+		}
 	}
 	for _, n := range []string{"vc-controller-manager", "vc-scheduler", "kueue"} {
 		if byName[n].skip {

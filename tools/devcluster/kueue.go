@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -256,6 +258,28 @@ func (c *Config) installKueueWebhooks(ctx context.Context) error {
 	}
 	c.logf("%-24s webhooks answering at %s", "kueue", c.kueueWebhookURL())
 	return nil
+}
+
+// removeKueueWebhooks unregisters Kueue's webhooks when up stops a Kueue it
+// started in a cluster that goes on running: with nobody answering them,
+// they would refuse every Job and Pod create they cover.
+func (c *Config) removeKueueWebhooks(ctx context.Context) {
+	cs, err := c.clientset()
+	if err != nil {
+		c.logf("WARNING: cannot remove kueue's webhooks: %v", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	arv1 := cs.AdmissionregistrationV1()
+	for _, err := range []error{
+		arv1.MutatingWebhookConfigurations().Delete(ctx, kueueNamePrefix+"mutating-webhook-configuration", metav1.DeleteOptions{}),
+		arv1.ValidatingWebhookConfigurations().Delete(ctx, kueueNamePrefix+"validating-webhook-configuration", metav1.DeleteOptions{}),
+	} {
+		if err != nil && !apierrors.IsNotFound(err) {
+			c.logf("WARNING: removing kueue's webhooks: %v", err)
+		}
+	}
 }
 
 // kueueProbe is a ResourceFlavor created only as a server-side dry run: it

@@ -69,6 +69,29 @@ func (c *Config) coschedulingComponent(bin string) component {
 	}
 }
 
+// podGroupControllerBin is scheduler-plugins' PodGroup controller, built
+// next to the scheduler from the same wrapper module.
+func podGroupControllerBin(scheduler string) string {
+	return filepath.Join(filepath.Dir(scheduler), "podgroup-controller")
+}
+
+// podGroupControllerComponent keeps the status of coscheduling's PodGroups
+// (phase, and how many of their pods are scheduled, running, done).
+func (c *Config) podGroupControllerComponent(bin string) component {
+	addr := fmt.Sprintf("127.0.0.1:%d", c.Ports.CoschedulingController)
+	return component{
+		name: "coscheduling-controller",
+		bin:  bin,
+		args: []string{
+			"--kubeconfig=" + c.componentKubeconfig("coscheduling"),
+			"--health-probe-bind-address=" + addr,
+		},
+		addr:   "http://" + addr,
+		listen: []listenAddr{tcp(c.Ports.CoschedulingController)},
+		ready:  httpOK("http://" + addr + "/readyz"),
+	}
+}
+
 // installCoschedulingCRDs applies the PodGroup CRD (scheduling.x-k8s.io)
 // that scheduler-plugins ships with the version tools/coscheduling builds,
 // and waits until it is served: the scheduler's informers need it.

@@ -51,16 +51,8 @@ func Up(ctx context.Context, c *Config) (err error) {
 	var started []string
 	// From here on, a failure cleans up.
 	defer func() {
-		if err == nil {
-			return
-		}
-		c.logf("up failed; cleaning up what it started")
-		if !wasRunning {
-			err = errors.Join(err, Down(context.WithoutCancel(ctx), c))
-			return
-		}
-		for i := len(started) - 1; i >= 0; i-- {
-			c.stop(started[i], 10*time.Second)
+		if err != nil {
+			err = errors.Join(err, c.undoUp(context.WithoutCancel(ctx), wasRunning, started))
 		}
 	}()
 
@@ -94,6 +86,22 @@ func Up(ctx context.Context, c *Config) (err error) {
 		return err
 	}
 	c.logf("cluster up in %s; kubeconfig %s", since(start), c.Kubeconfig())
+	return nil
+}
+
+// undoUp cleans up after a failed up: the whole cluster if none ran
+// before, else what this up started.
+func (c *Config) undoUp(ctx context.Context, wasRunning bool, started []string) error {
+	c.logf("up failed; cleaning up what it started")
+	if !wasRunning {
+		return Down(ctx, c)
+	}
+	for i := len(started) - 1; i >= 0; i-- {
+		c.stop(started[i], 10*time.Second)
+		if started[i] == "kueue" {
+			c.removeKueueWebhooks(ctx)
+		}
+	}
 	return nil
 }
 
