@@ -47,6 +47,8 @@ func runSuite(m *testing.M) int {
 	// Its own state dir: never the user's muster-dev cluster.
 	cfg.StateDir = filepath.Join(cfg.Cache, "e2e")
 	cfg.FakeNodes, cfg.GPUsPerNode = 2, 8
+	// The gang schedulers and Kueue (schedulers_test.go).
+	cfg.Schedulers, cfg.Kueue = devcluster.SchedulerNames, true
 	cfg.Out = prefixWriter{"e2e cluster: "}
 	cluster = cfg
 

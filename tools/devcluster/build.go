@@ -26,6 +26,12 @@ type Binaries struct {
 	// Operator is the muster-operator binary; its folder is what the
 	// operator image maps to on the process node.
 	Operator string `json:"operator"`
+	// Coscheduling is kube-scheduler with scheduler-plugins' Coscheduling
+	// plugin, Volcano the folder of vc-scheduler and vc-controller-manager,
+	// Kueue Kueue's controller manager (see extras.go).
+	Coscheduling string `json:"coscheduling,omitempty"`
+	Volcano      string `json:"volcano,omitempty"`
+	Kueue        string `json:"kueue,omitempty"`
 }
 
 // Kubectl is the kubectl matching the control plane.
@@ -34,9 +40,11 @@ func (b *Binaries) Kubectl() string { return filepath.Join(b.ControlPlane, "kube
 // BuildSet says which binaries to build.
 type BuildSet struct {
 	ControlPlane, CoreDNS, KWOK, ProcNode, Operator bool
+	// The optional components, built only when asked for.
+	Coscheduling, Volcano, Kueue bool
 }
 
-// BuildAll is what `muster-dev up` needs.
+// BuildAll is what `muster-dev up` needs without optional components.
 var BuildAll = BuildSet{ControlPlane: true, CoreDNS: true, KWOK: true, ProcNode: true, Operator: true}
 
 var controlPlaneBinaries = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"}
@@ -92,6 +100,9 @@ func Build(ctx context.Context, c *Config, set BuildSet) (*Binaries, error) {
 			return nil, err
 		}
 	}
+	if err := c.buildExtras(ctx, b, set); err != nil {
+		return nil, err
+	}
 	if set.ProcNode && b.ProcNode != "" {
 		if err := c.buildFromSource(ctx, filepath.Join(c.Root, "tools", "procnode"), ".", b.ProcNode); err != nil {
 			return nil, err
@@ -122,6 +133,11 @@ func (c *Config) BinaryPaths() (*Binaries, ClusterVersions, error) {
 		KWOK:         filepath.Join(bin, "kwok-"+KWOKVersion, "kwok"),
 		Operator:     filepath.Join(bin, "operator", "muster-operator"),
 	}
+	ev, err := ReadExtraVersions(c.Root)
+	if err != nil {
+		return nil, v, err
+	}
+	extraBinaryPaths(bin, ev, b)
 	// The process node is optional until its main package exists.
 	if mains, _ := filepath.Glob(filepath.Join(c.Root, "tools", "procnode", "*.go")); len(mains) > 0 {
 		b.ProcNode = filepath.Join(bin, "procnode", "muster-procnode")

@@ -2,8 +2,9 @@
 // muster-dev (tools/musterdev), the e2e tests and the bench: etcd,
 // kube-apiserver, kube-controller-manager and kube-scheduler built from the
 // module proxy, CoreDNS for cluster DNS, a process node that runs pods as
-// host processes, optional KWOK fake nodes, and the Muster operator
-// installed on top.
+// host processes, optional KWOK fake nodes, optional gang schedulers
+// (scheduler-plugins' coscheduling, Volcano) and Kueue, and the Muster
+// operator installed on top.
 package devcluster
 
 import (
@@ -28,6 +29,13 @@ type Ports struct {
 	DNS, DNSReady        int
 	KWOK                 int
 	ProcNode             int
+	// The optional components (see extras.go): each gang scheduler's
+	// health port and the port of its metrics listener, Kueue's health and
+	// webhook ports.
+	Coscheduling, CoschedulingController          int
+	VolcanoScheduler, VolcanoSchedulerMetrics     int
+	VolcanoControllers, VolcanoControllersMetrics int
+	KueueHealth, KueueWebhook                     int
 }
 
 // DefaultPorts are the ports `muster-dev up` uses.
@@ -41,6 +49,15 @@ var DefaultPorts = Ports{
 	DNSReady:          16181,
 	KWOK:              16247,
 	ProcNode:          16250,
+
+	Coscheduling:              16260,
+	CoschedulingController:    16267,
+	VolcanoScheduler:          16261,
+	VolcanoSchedulerMetrics:   16262,
+	VolcanoControllers:        16263,
+	VolcanoControllersMetrics: 16264,
+	KueueHealth:               16265,
+	KueueWebhook:              16266,
 }
 
 const (
@@ -82,6 +99,11 @@ type Config struct {
 	FakeNodes, GPUsPerNode int
 	// NoOperator skips building and installing Muster.
 	NoOperator bool
+	// Schedulers are the gang schedulers to run beside kube-scheduler
+	// (Coscheduling, Volcano; see ParseSchedulers).
+	Schedulers []string
+	// Kueue runs Kueue's controller manager with its CRDs and webhooks.
+	Kueue bool
 	// Out receives one progress line per step.
 	Out io.Writer
 	// Command is how the user runs muster-dev (`go run ./tools/musterdev`,

@@ -50,6 +50,10 @@ var clientIdentities = []clientIdentity{
 	{"procnode", "system:node:" + ProcNodeName, []string{"system:nodes", "system:masters"}},
 	{"apiserver-kubelet-client", "kube-apiserver-kubelet-client", []string{"system:masters"}},
 	{"front-proxy-client", frontProxyUser, nil},
+	// The optional components read and write their own CRDs and more.
+	{"coscheduling", "muster-dev-coscheduling", []string{"system:masters"}},
+	{"volcano", "muster-dev-volcano", []string{"system:masters"}},
+	{"kueue", "muster-dev-kueue", []string{"system:masters"}},
 }
 
 // frontProxyUser is the only client whose X-Remote-User headers the API
@@ -181,6 +185,69 @@ func writePKI(c *Config) (*certAuthority, error) {
 		}
 	}
 	return ca, nil
+}
+
+// ensureClientIdentities issues, from the CA in the state dir, the client
+// certificates and kubeconfigs missing there: a cluster started before an
+// identity was added gets it on its next up.
+func ensureClientIdentities(c *Config) error {
+	var ca *certAuthority
+	now := time.Now()
+	for _, id := range clientIdentities {
+		if _, err := os.Stat(c.componentKubeconfig(id.File)); err == nil {
+			continue
+		}
+		if ca == nil {
+			var err error
+			if ca, err = readCA(c); err != nil {
+				return err
+			}
+		}
+		kp, err := ca.issue(now, id.User, id.Groups, false, nil, nil)
+		if err != nil {
+			return err
+		}
+		if err := writeFile(c.pki(id.File+".crt"), kp.Cert, 0o600); err != nil {
+			return err
+		}
+		if err := writeFile(c.pki(id.File+".key"), kp.Key, 0o600); err != nil {
+			return err
+		}
+		data, err := kubeconfigYAML(c.apiServerURL(), ca.certPEM, kp)
+		if err != nil {
+			return err
+		}
+		if err := writeFile(c.componentKubeconfig(id.File), data, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readCA loads the cluster CA that writePKI wrote.
+func readCA(c *Config) (*certAuthority, error) {
+	certPEM, err := os.ReadFile(c.pki("ca.crt"))
+	if err != nil {
+		return nil, err
+	}
+	keyPEM, err := os.ReadFile(c.pki("ca.key"))
+	if err != nil {
+		return nil, err
+	}
+	cb, _ := pem.Decode(certPEM)
+	kb, _ := pem.Decode(keyPEM)
+	if cb == nil || kb == nil {
+		return nil, fmt.Errorf("%s or %s holds no PEM block", c.pki("ca.crt"), c.pki("ca.key"))
+	}
+	cert, err := x509.ParseCertificate(cb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	key, err := x509.ParseECPrivateKey(kb.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	return &certAuthority{cert: cert, key: key, certPEM: certPEM}, nil
 }
 
 func encodeCert(der []byte) []byte {

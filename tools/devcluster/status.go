@@ -20,10 +20,10 @@ func Status(ctx context.Context, c *Config, w io.Writer) error {
 	// Only the components' addresses are shown, which do not depend on
 	// their binaries.
 	comps := map[string]component{}
-	for _, comp := range []component{
+	for _, comp := range append([]component{
 		c.etcdComponent(""), c.apiServerComponent(""), c.controllerManagerComponent(""), c.schedulerComponent(""),
 		c.dnsComponent(""), c.procNodeComponent("", ""), c.kwokComponent(""),
-	} {
+	}, c.extraComponents()...) {
 		comps[comp.name] = comp
 	}
 	note := ""

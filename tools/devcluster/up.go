@@ -17,6 +17,11 @@ type step struct {
 	comp    component
 	timeout time.Duration
 	skip    bool
+	// before runs just before the component starts (CRDs its informers
+	// need), after once it is ready (what it serves, such as webhooks). Both
+	// run on every up that asks for the component, also when it already
+	// runs, so they must be idempotent.
+	before, after func(context.Context) error
 }
 
 // Up builds what the cache lacks and starts the cluster. Components that
@@ -46,23 +51,17 @@ func Up(ctx context.Context, c *Config) (err error) {
 	var started []string
 	// From here on, a failure cleans up.
 	defer func() {
-		if err == nil {
-			return
-		}
-		c.logf("up failed; cleaning up what it started")
-		if !wasRunning {
-			err = errors.Join(err, Down(context.WithoutCancel(ctx), c))
-			return
-		}
-		for i := len(started) - 1; i >= 0; i-- {
-			c.stop(started[i], 10*time.Second)
+		if err != nil {
+			err = errors.Join(err, c.undoUp(context.WithoutCancel(ctx), wasRunning, started))
 		}
 	}()
 
 	// KWOK only when fake nodes are asked for, or already run: a cluster
 	// without them should not wait minutes for a build it never uses.
 	_, kwokRuns := c.runningPID("kwok")
-	if _, err := Build(ctx, c, BuildSet{ControlPlane: true, CoreDNS: true, KWOK: c.FakeNodes > 0 || kwokRuns, ProcNode: true, Operator: !c.NoOperator}); err != nil {
+	set := BuildSet{ControlPlane: true, CoreDNS: true, KWOK: c.FakeNodes > 0 || kwokRuns, ProcNode: true, Operator: !c.NoOperator}
+	set.Coscheduling, set.Volcano, set.Kueue = c.extraBuildSet()
+	if _, err := Build(ctx, c, set); err != nil {
 		return err
 	}
 	if err := c.prepareState(); err != nil {
@@ -75,12 +74,12 @@ func Up(ctx context.Context, c *Config) (err error) {
 		if s.skip {
 			continue
 		}
-		ok, err := c.start(ctx, s.comp, s.timeout)
-		if err != nil {
-			return err
-		}
+		ok, err := c.runStep(ctx, s)
 		if ok {
 			started = append(started, s.comp.name)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	if err := c.populate(ctx, bins); err != nil {
@@ -90,21 +89,57 @@ func Up(ctx context.Context, c *Config) (err error) {
 	return nil
 }
 
+// undoUp cleans up after a failed up: the whole cluster if none ran
+// before, else what this up started.
+func (c *Config) undoUp(ctx context.Context, wasRunning bool, started []string) error {
+	c.logf("up failed; cleaning up what it started")
+	if !wasRunning {
+		return Down(ctx, c)
+	}
+	for i := len(started) - 1; i >= 0; i-- {
+		c.stop(started[i], 10*time.Second)
+		if started[i] == "kueue" {
+			c.removeKueueWebhooks(ctx)
+		}
+	}
+	return nil
+}
+
+// runStep starts one component between its hooks, and reports whether it
+// started it (false: it already ran, or it failed before it started).
+func (c *Config) runStep(ctx context.Context, s step) (bool, error) {
+	if s.before != nil {
+		if err := s.before(ctx); err != nil {
+			return false, fmt.Errorf("preparing %s: %w", s.comp.name, err)
+		}
+	}
+	started, err := c.start(ctx, s.comp, s.timeout)
+	if err != nil {
+		return started, err
+	}
+	if s.after != nil {
+		if err := s.after(ctx); err != nil {
+			return started, fmt.Errorf("%s: %w", s.comp.name, err)
+		}
+	}
+	return started, nil
+}
+
 // steps are the components in start order.
 func (c *Config) steps(bins *Binaries) []step {
 	// The image map is given even with --no-operator, so a later up that
 	// installs the operator finds the process node ready for it.
 	operatorDir := filepath.Dir(bins.Operator)
 	_, kwokRuns := c.runningPID("kwok")
-	return []step{
-		{c.etcdComponent(bins.ControlPlane), 30 * time.Second, false},
-		{c.apiServerComponent(bins.ControlPlane), 90 * time.Second, false},
-		{c.controllerManagerComponent(bins.ControlPlane), 60 * time.Second, false},
-		{c.schedulerComponent(bins.ControlPlane), 60 * time.Second, false},
-		{c.dnsComponent(bins.CoreDNS), 60 * time.Second, false},
-		{c.procNodeComponent(bins.ProcNode, operatorDir), 60 * time.Second, bins.ProcNode == ""},
-		{c.kwokComponent(bins.KWOK), 30 * time.Second, c.FakeNodes <= 0 && !kwokRuns},
-	}
+	return append([]step{
+		{comp: c.etcdComponent(bins.ControlPlane), timeout: 30 * time.Second},
+		{comp: c.apiServerComponent(bins.ControlPlane), timeout: 90 * time.Second},
+		{comp: c.controllerManagerComponent(bins.ControlPlane), timeout: 60 * time.Second},
+		{comp: c.schedulerComponent(bins.ControlPlane), timeout: 60 * time.Second},
+		{comp: c.dnsComponent(bins.CoreDNS), timeout: 60 * time.Second},
+		{comp: c.procNodeComponent(bins.ProcNode, operatorDir), timeout: 60 * time.Second, skip: bins.ProcNode == ""},
+		{comp: c.kwokComponent(bins.KWOK), timeout: 30 * time.Second, skip: c.FakeNodes <= 0 && !kwokRuns},
+	}, c.extraSteps(bins)...)
 }
 
 // populate creates the fake nodes and installs the operator.
@@ -163,10 +198,16 @@ func (c *Config) prepareState() error {
 	if err != nil {
 		return err
 	}
+	if err := ensureClientIdentities(c); err != nil {
+		return fmt.Errorf("writing kubeconfigs: %w", err)
+	}
 	for path, data := range map[string]string{
-		c.schedulerConfigFile(): c.schedulerConfig(),
-		c.corefilePath():        c.corefile(),
-		c.kwokConfigPath():      kwokYAML,
+		c.schedulerConfigFile():        c.schedulerConfig(),
+		c.corefilePath():               c.corefile(),
+		c.kwokConfigPath():             kwokYAML,
+		c.coschedulingConfigFile():     c.coschedulingConfig(),
+		c.volcanoSchedulerConfigFile(): volcanoSchedulerConfig(),
+		c.kueueConfigFile():            c.kueueConfig(),
 	} {
 		if err := writeFile(path, []byte(data), 0o644); err != nil {
 			return err

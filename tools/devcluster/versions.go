@@ -42,7 +42,7 @@ func ReadClusterVersions(root string) (ClusterVersions, error) {
 func requiredVersion(gomod, module string) string {
 	for _, line := range strings.Split(gomod, "\n") {
 		f := strings.Fields(strings.TrimPrefix(strings.TrimSpace(line), "require "))
-		if len(f) >= 2 && f[0] == module {
+		if len(f) >= 2 && f[0] == module && f[1] != "=>" {
 			return f[1]
 		}
 	}

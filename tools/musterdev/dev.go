@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ func newUpCommand() *cobra.Command {
 	var stateDir string
 	var fakeNodes, gpus int
 	var noOperator bool
+	var extras extraFlags
 	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Build what is missing and start the local cluster (harmless when it runs)",
@@ -25,6 +27,9 @@ func newUpCommand() *cobra.Command {
 				return err
 			}
 			cfg.FakeNodes, cfg.GPUsPerNode, cfg.NoOperator = -1, gpus, noOperator
+			if err := extras.apply(cfg); err != nil {
+				return err
+			}
 			if c.Flags().Changed("fake-nodes") {
 				cfg.FakeNodes = fakeNodes
 			}
@@ -42,7 +47,30 @@ func newUpCommand() *cobra.Command {
 	cmd.Flags().IntVar(&fakeNodes, "fake-nodes", 0, "number of KWOK fake nodes to have (pods on them run nothing); unset leaves them as they are")
 	cmd.Flags().IntVar(&gpus, "gpus-per-node", 8, "nvidia.com/gpu capacity of each fake node")
 	cmd.Flags().BoolVar(&noOperator, "no-operator", false, "do not build and install the Muster operator")
+	extras.add(cmd)
 	return cmd
+}
+
+// extraFlags select the optional components of up and build.
+type extraFlags struct {
+	schedulers []string
+	kueue      bool
+}
+
+func (f *extraFlags) add(cmd *cobra.Command) {
+	cmd.Flags().StringSliceVar(&f.schedulers, "scheduler", nil,
+		"gang scheduler to run beside kube-scheduler: "+strings.Join(devcluster.SchedulerNames, " or ")+
+			" (repeat the flag or give a comma-separated list; built from the module proxy on first use)")
+	cmd.Flags().BoolVar(&f.kueue, "kueue", false, "run Kueue's controller manager with its CRDs and webhooks (built from the module proxy on first use)")
+}
+
+func (f *extraFlags) apply(cfg *devcluster.Config) error {
+	s, err := devcluster.ParseSchedulers(f.schedulers)
+	if err != nil {
+		return err
+	}
+	cfg.Schedulers, cfg.Kueue = s, f.kueue
+	return nil
 }
 
 func newDownCommand() *cobra.Command {
@@ -110,6 +138,7 @@ func newEnvCommand() *cobra.Command {
 func newBuildCommand() *cobra.Command {
 	var stateDir string
 	var controlPlaneOnly bool
+	var extras extraFlags
 	cmd := &cobra.Command{
 		Use:   "build",
 		Short: "Build the local cluster's binaries into the cache and print the control-plane folder",
@@ -124,6 +153,14 @@ func newBuildCommand() *cobra.Command {
 			if controlPlaneOnly {
 				set = devcluster.BuildSet{ControlPlane: true}
 			}
+			if err := extras.apply(cfg); err != nil {
+				return err
+			}
+			for _, s := range cfg.Schedulers {
+				set.Coscheduling = set.Coscheduling || s == devcluster.Coscheduling
+				set.Volcano = set.Volcano || s == devcluster.Volcano
+			}
+			set.Kueue = cfg.Kueue
 			bins, err := devcluster.Build(c.Context(), cfg, set)
 			if err != nil {
 				return err
@@ -134,5 +171,6 @@ func newBuildCommand() *cobra.Command {
 	}
 	addStateDirFlag(cmd, &stateDir)
 	cmd.Flags().BoolVar(&controlPlaneOnly, "control-plane", false, "only etcd, kube-apiserver, kube-controller-manager, kube-scheduler and kubectl")
+	extras.add(cmd)
 	return cmd
 }

@@ -14,11 +14,11 @@ import (
 // The verbs and their flags, which the Makefile and the README use.
 func TestVerbsAndFlags(t *testing.T) {
 	want := map[string][]string{
-		"up":     {"fake-nodes", "gpus-per-node", "no-operator", "state-dir"},
+		"up":     {"fake-nodes", "gpus-per-node", "kueue", "no-operator", "scheduler", "state-dir"},
 		"down":   {"state-dir"},
 		"status": {"state-dir"},
 		"env":    {"state-dir"},
-		"build":  {"control-plane", "state-dir"},
+		"build":  {"control-plane", "kueue", "scheduler", "state-dir"},
 		"demo":   {"keep"},
 	}
 	cmds := newRootCommand().Commands()
