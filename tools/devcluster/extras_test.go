@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"net"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -190,7 +191,7 @@ func TestKueueConfig(t *testing.T) {
 			WebhookServiceName, WebhookSecretName string
 		}
 		FeatureGates map[string]bool
-		Integrations struct{ Frameworks []string }
+		Integrations struct{ Frameworks, ExternalFrameworks []string }
 	}
 	if err := yaml.Unmarshal([]byte(c.kueueConfig()), &cfg); err != nil {
 		t.Fatal(err)
@@ -214,6 +215,9 @@ func TestKueueConfig(t *testing.T) {
 	}
 	if !slices.Contains(cfg.Integrations.Frameworks, "batch/job") {
 		t.Errorf("frameworks %q", cfg.Integrations.Frameworks)
+	}
+	if !slices.Contains(cfg.Integrations.ExternalFrameworks, "TrainingJob.v1alpha1.muster.dev") {
+		t.Errorf("external frameworks %q: Muster's TrainingJobs are missing", cfg.Integrations.ExternalFrameworks)
 	}
 }
 
@@ -446,5 +450,32 @@ func TestRequiredVersionSkipsReplacements(t *testing.T) {
 	gomod := "module x\n\nreplace (\n\tk8s.io/kubernetes => k8s.io/kubernetes v1.34.4\n)\n\nrequire k8s.io/kubernetes v1.34.1\n"
 	if got := requiredVersion(gomod, "k8s.io/kubernetes"); got != "v1.34.1" {
 		t.Errorf("got %q", got)
+	}
+}
+
+// The operator is installed with the components of the schedulers the
+// cluster runs, and kustomize builds it.
+func TestInstallKustomizationAddsTheSchedulersComponents(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Config{Root: root, StateDir: t.TempDir(), Schedulers: []string{"coscheduling", "volcano"}, Kueue: true}
+	dir, err := c.installKustomization()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"config/dev", "config/gang/coscheduling", "config/gang/volcano", "config/queue/kueue"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("kustomization lacks %s:\n%s", want, b)
+		}
+	}
+	plain := &Config{Root: root, StateDir: t.TempDir()}
+	if dir, _ := plain.installKustomization(); dir != filepath.Join(root, "config", "dev") {
+		t.Errorf("without extras: %s, want config/dev itself", dir)
 	}
 }

@@ -3,6 +3,7 @@ package devcluster
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -23,8 +24,12 @@ import (
 // through a Service.
 func (c *Config) installOperator(ctx context.Context, kubectl string, cs kubernetes.Interface, timeout time.Duration) error {
 	start := time.Now()
+	dir, err := c.installKustomization()
+	if err != nil {
+		return err
+	}
 	cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig="+c.Kubeconfig(),
-		"apply", "--server-side", "--field-manager=muster-dev", "-k", filepath.Join(c.Root, "config", "dev"))
+		"apply", "--server-side", "--field-manager=muster-dev", "-k", dir)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("kubectl apply -k config/dev: %w\n%s", err, out)
 	}
@@ -53,6 +58,43 @@ func (c *Config) installOperator(ctx context.Context, kubectl string, cs kuberne
 	}
 	c.logf("%-24s installed in %-8s (Deployment %s/%s Available, leader elected, webhook answering)", "muster-operator", since(start), operatorNamespace, operatorDeployment)
 	return nil
+}
+
+// installKustomization is what the operator is installed from: config/dev,
+// plus the component of each gang scheduler and of Kueue this cluster
+// runs, so the operator drives them with exactly their RBAC. Without any,
+// it is config/dev itself.
+func (c *Config) installKustomization() (string, error) {
+	dev := filepath.Join(c.Root, "config", "dev")
+	var components []string
+	for _, s := range c.Schedulers {
+		components = append(components, filepath.Join(c.Root, "config", "gang", strings.ToLower(s)))
+	}
+	if c.Kueue {
+		components = append(components, filepath.Join(c.Root, "config", "queue", "kueue"))
+	}
+	if len(components) == 0 {
+		return dev, nil
+	}
+	dir := filepath.Join(c.StateDir, "install")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	b.WriteString("# Written by muster-dev: config/dev and the components of the schedulers this cluster runs.\n")
+	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
+	rel := func(p string) string {
+		r, err := filepath.Rel(dir, p)
+		if err != nil {
+			return p
+		}
+		return r
+	}
+	b.WriteString("- " + rel(dev) + "\ncomponents:\n")
+	for _, comp := range components {
+		b.WriteString("- " + rel(comp) + "\n")
+	}
+	return dir, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(b.String()), 0o644)
 }
 
 // probeJob is the smallest valid TrainingJob, created only as a server-side

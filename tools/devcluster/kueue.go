@@ -86,9 +86,16 @@ func (c *Config) kueueConfig() string {
 		"integrations:",
 		"  frameworks:",
 		"  - batch/job",
+		// Muster makes the Workloads of TrainingJobs itself.
+		"  externalFrameworks:",
+		"  - " + kueueExternalFramework,
 		"",
 	}, "\n")
 }
+
+// kueueExternalFramework is how Kueue's configuration names TrainingJobs,
+// whose Workloads the Muster operator makes (internal/queue/kueue).
+const kueueExternalFramework = "TrainingJob.v1alpha1.muster.dev"
 
 func (c *Config) kueueComponent(bin string) component {
 	return component{

@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/queue/kueue"
+	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/tools/devcluster"
+)
+
+// Two TrainingJobs of 8 GPUs in a LocalQueue whose ClusterQueue has 8:
+// Kueue admits one, which runs on its flavor's nodes, and holds the other
+// with no pods until the first is done; each Workload ends Finished. Not
+// parallel: it needs the fake nodes' GPUs to itself.
+func TestKueueQuotaHoldsATrainingJobUntilThereIsRoom(t *testing.T) {
+	g := gomega.NewWithT(t)
+	c := jobClient(g)
+	ns := newNamespace(t, g)
+	ctx := context.Background()
+	dc := dynamicClient(g)
+	res := func(resource string) schema.GroupVersionResource {
+		return schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: resource}
+	}
+	obj := func(kind, name string, spec map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": kind, "metadata": map[string]any{"name": name}, "spec": spec,
+		}}
+	}
+	flavor, cq := ns+"-gpu", ns+"-cq"
+	for _, o := range []struct {
+		resource string
+		obj      *unstructured.Unstructured
+	}{
+		{"resourceflavors", obj("ResourceFlavor", flavor, map[string]any{
+			"nodeLabels": map[string]any{devcluster.FakeNodeLabel: devcluster.FakeNodeLabelValue},
+		})},
+		{"clusterqueues", obj("ClusterQueue", cq, map[string]any{
+			"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
+			"resourceGroups": []any{map[string]any{
+				"coveredResources": []any{string(devcluster.GPUResource)},
+				"flavors": []any{map[string]any{"name": flavor, "resources": []any{
+					map[string]any{"name": string(devcluster.GPUResource), "nominalQuota": "8"},
+				}}},
+			}},
+		})},
+	} {
+		_, err := dc.Resource(res(o.resource)).Create(ctx, o.obj, metav1.CreateOptions{})
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		name, r := o.obj.GetName(), o.resource
+		t.Cleanup(func() { _ = dc.Resource(res(r)).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	}
+	lq := obj("LocalQueue", "team-a", map[string]any{"clusterQueue": cq})
+	lq.SetNamespace(ns)
+	_, err := dc.Resource(res("localqueues")).Namespace(ns).Create(ctx, lq, metav1.CreateOptions{})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+
+	names := []string{"first", "second"}
+	for _, name := range names {
+		job := testutil.MakeJob(name, ns).Role("worker", 4).Template(func(p *corev1.PodTemplateSpec) {
+			fakeGPUTasks(2, 15*time.Second)(p)
+			// Kueue counts requests.
+			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{devcluster.GPUResource: resource.MustParse("2")}
+		}).Obj()
+		job.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
+		g.Expect(c.Create(ctx, job)).To(gomega.Succeed())
+	}
+
+	// One is admitted and runs on the flavor's nodes; the other waits with
+	// no pods, saying why.
+	var running, waiting string
+	g.Eventually(func(g gomega.Gomega) {
+		running, waiting = "", ""
+		for _, name := range names {
+			j := &musterv1.TrainingJob{}
+			g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, j)).To(gomega.Succeed())
+			switch {
+			case j.Status.Phase == musterv1.PhaseRunning:
+				running = name
+			case j.Status.IsTrue(musterv1.ConditionSuspended):
+				cond := j.Status.Condition(musterv1.ConditionSuspended)
+				g.Expect(cond.Reason).To(gomega.Equal(musterv1.ReasonWaitingForAdmission))
+				waiting = name
+			}
+		}
+		g.Expect(running).NotTo(gomega.BeEmpty())
+		g.Expect(waiting).NotTo(gomega.BeEmpty())
+	}, jobTimeout, 500*time.Millisecond).Should(gomega.Succeed())
+	var pods corev1.PodList
+	g.Expect(c.List(ctx, &pods, client.InNamespace(ns))).To(gomega.Succeed())
+	for _, p := range pods.Items {
+		g.Expect(p.Labels[musterv1.LabelJobName]).To(gomega.Equal(running), "a pod of the job Kueue holds: %s", p.Name)
+		g.Expect(p.Spec.NodeSelector).To(gomega.HaveKeyWithValue(devcluster.FakeNodeLabel, devcluster.FakeNodeLabelValue))
+	}
+	held := &musterv1.TrainingJob{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: waiting}, held)).To(gomega.Succeed())
+	t.Logf("%s runs; %s waits: %s", running, waiting, held.Status.Condition(musterv1.ConditionSuspended).Message)
+
+	// The first's end makes room for the second; both Workloads finish.
+	for _, name := range names {
+		waitJob(g, c, ns, name, phaseIs(musterv1.PhaseSucceeded))
+	}
+	g.Eventually(func(g gomega.Gomega) {
+		list, err := dc.Resource(res("workloads")).Namespace(ns).List(ctx, metav1.ListOptions{})
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		g.Expect(list.Items).To(gomega.HaveLen(2))
+		for _, wl := range list.Items {
+			g.Expect(kueue.Observe(&wl).Finished).To(gomega.BeTrue(), "workload %s", wl.GetName())
+		}
+	}, jobTimeout, time.Second).Should(gomega.Succeed())
+}
