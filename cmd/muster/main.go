@@ -9,7 +9,7 @@ import (
 )
 
 func main() {
-	if err := cli.NewRootCommand().Execute(); err != nil {
+	if err := cli.NewDefaultCommand().Execute(); err != nil {
 		os.Exit(1)
 	}
 }

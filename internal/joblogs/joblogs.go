@@ -1,55 +1,169 @@
 // Package joblogs streams the logs of every pod of a TrainingJob as one
 // interleaved stream, picking up pods that appear later: replacements after a
-// restart and new tasks after a scale-up.
+// restart and new tasks after a scale-up. New pods are found through a watch
+// on the job's pods, not by listing them over and over.
 package joblogs
 
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 )
 
+// DefaultMaxStreams bounds the log streams open at once when Options does
+// not: each is one long request to a kubelet through the API server.
+const DefaultMaxStreams = 32
+
 // Line is one log line of one pod instance.
 type Line struct {
-	Pod  string
-	UID  types.UID
+	// Pod is the pod's name, <job>-<role>-<index>.
+	Pod string
+	UID types.UID
+	// Role and Index are the task's; Role is empty for a pod that is not a
+	// task (the rendezvous store).
+	Role  string
+	Index int
+	// TaskAttempt is the pod's instance of its task, 1 for the first.
+	TaskAttempt int
+	// Time is when the container wrote the line, from the API server's
+	// timestamps; zero when it gave none.
+	Time time.Time
 	Text string
+}
+
+// Prefix names the line's task as role-index, with #attempt after a
+// restart, or the pod's name when it is not a task.
+func (l Line) Prefix() string {
+	if l.Role == "" {
+		return l.Pod
+	}
+	p := l.Role + "-" + strconv.Itoa(l.Index)
+	if l.TaskAttempt > 1 {
+		p += "#" + strconv.Itoa(l.TaskAttempt)
+	}
+	return p
 }
 
 // Options tune Follow.
 type Options struct {
 	// Container to read; empty reads the pod's only (or first) container.
 	Container string
-	// Follow keeps streaming until ctx ends; otherwise Follow returns once
-	// every pod seen at the start has been read.
+	// Follow keeps streaming until ctx ends, and reads the pods that start
+	// later; otherwise Follow returns once every pod that has started has
+	// been read, its lines merged in time order.
 	Follow bool
-	// Poll is how often the pod list is checked for new pods.
-	Poll time.Duration
+	// Role and Index narrow the pods read to a role, and to one task of
+	// it.
+	Role  string
+	Index *int
+	// Since and TailLines narrow the lines of the pods there at the start;
+	// pods that appear later are read from their first line.
+	Since     time.Duration
+	TailLines *int64
+	// MaxStreams bounds the log streams open at once; a pod beyond it is
+	// read when another stream ends. DefaultMaxStreams when 0.
+	MaxStreams int
 }
 
-// Follow sends every line of every pod instance of the job to emit, in the
-// order each pod produced them. Each pod instance (UID) is read once.
+// Follow sends every line of every pod instance of the job to emit. Each
+// pod instance (UID) is read once. emit is never called concurrently.
 func Follow(ctx context.Context, cs kubernetes.Interface, namespace, job string, opts Options, emit func(Line)) error {
-	if opts.Poll <= 0 {
-		opts.Poll = time.Second
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = DefaultMaxStreams
 	}
-	var (
-		mu   sync.Mutex
-		seen = map[types.UID]bool{}
-		wg   sync.WaitGroup
-	)
-	defer wg.Wait()
-	selector := metav1.ListOptions{LabelSelector: musterv1.LabelJobName + "=" + job}
-	for {
-		pods, err := cs.CoreV1().Pods(namespace).List(ctx, selector)
+	f := &follower{cs: cs, ns: namespace, opts: opts, seen: map[types.UID]bool{}, slots: make(chan struct{}, opts.MaxStreams)}
+	sel := labels.Set{musterv1.LabelJobName: job}
+	if opts.Role != "" {
+		sel[musterv1.LabelRole] = opts.Role
+	}
+	if opts.Index != nil {
+		sel[musterv1.LabelTaskIndex] = strconv.Itoa(*opts.Index)
+	}
+	f.selector = sel.String()
+
+	if !opts.Follow {
+		return f.readAll(ctx, emit)
+	}
+	var mu sync.Mutex
+	f.emit = func(l Line) {
+		mu.Lock()
+		defer mu.Unlock()
+		emit(l)
+	}
+	defer f.wg.Wait()
+	return f.watch(ctx)
+}
+
+type follower struct {
+	cs       kubernetes.Interface
+	ns       string
+	selector string
+	opts     Options
+	emit     func(Line)
+
+	mu    sync.Mutex
+	seen  map[types.UID]bool
+	slots chan struct{}
+	wg    sync.WaitGroup
+}
+
+// readAll reads every started pod's logs to the end and emits them merged
+// by time, so that the lines of all tasks read as one story.
+func (f *follower) readAll(ctx context.Context, emit func(Line)) error {
+	pods, err := f.cs.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: f.selector})
+	if err != nil {
+		return err
+	}
+	items := slices.Clone(pods.Items)
+	slices.SortFunc(items, func(a, b corev1.Pod) int { return strings.Compare(podOrder(&a), podOrder(&b)) })
+	perPod := make([][]Line, len(items))
+	var wg sync.WaitGroup
+	for i := range items {
+		if !hasStarted(&items[i]) {
+			continue
+		}
+		wg.Add(1)
+		f.slots <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-f.slots }()
+			_ = f.stream(ctx, &items[i], true, func(l Line) { perPod[i] = append(perPod[i], l) })
+		}()
+	}
+	wg.Wait()
+	var all []Line
+	for _, ls := range perPod {
+		all = append(all, ls...)
+	}
+	// Stable: lines of one instant keep their pod's order and their own.
+	slices.SortStableFunc(all, func(a, b Line) int { return a.Time.Compare(b.Time) })
+	for _, l := range all {
+		emit(l)
+	}
+	return ctx.Err()
+}
+
+// watch lists the job's pods, then watches them from that list's version;
+// when the watch ends (the API server closes watches after a while) it
+// lists again, so no pod is missed and none is read twice.
+func (f *follower) watch(ctx context.Context) error {
+	first := true
+	for ctx.Err() == nil {
+		pods, err := f.cs.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: f.selector})
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
@@ -57,31 +171,66 @@ func Follow(ctx context.Context, cs kubernetes.Interface, namespace, job string,
 			return err
 		}
 		for i := range pods.Items {
-			pod := &pods.Items[i]
-			if !hasStarted(pod) {
-				continue
-			}
-			mu.Lock()
-			fresh := !seen[pod.UID]
-			seen[pod.UID] = true
-			mu.Unlock()
-			if fresh {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					stream(ctx, cs, pod, opts, emit)
-				}()
-			}
+			f.start(ctx, &pods.Items[i], first)
 		}
-		if !opts.Follow {
-			return nil
+		first = false
+		w, err := f.cs.CoreV1().Pods(f.ns).Watch(ctx, metav1.ListOptions{
+			LabelSelector: f.selector, ResourceVersion: pods.ResourceVersion, AllowWatchBookmarks: true,
+		})
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
 		}
+		f.drain(ctx, w)
+	}
+	return nil
+}
+
+func (f *follower) drain(ctx context.Context, w watch.Interface) {
+	defer w.Stop()
+	for {
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-time.After(opts.Poll):
+			return
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return
+			}
+			if pod, isPod := ev.Object.(*corev1.Pod); isPod && (ev.Type == watch.Added || ev.Type == watch.Modified) {
+				f.start(ctx, pod, false)
+			}
 		}
 	}
+}
+
+// start reads a pod instance that has started and was not read yet.
+// initial says whether it was there when following began, so that --since
+// and --tail apply to it.
+func (f *follower) start(ctx context.Context, pod *corev1.Pod, initial bool) {
+	if !hasStarted(pod) {
+		return
+	}
+	f.mu.Lock()
+	fresh := !f.seen[pod.UID]
+	f.seen[pod.UID] = true
+	f.mu.Unlock()
+	if !fresh {
+		return
+	}
+	pod = pod.DeepCopy()
+	f.wg.Add(1)
+	go func() {
+		defer f.wg.Done()
+		select {
+		case f.slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		defer func() { <-f.slots }()
+		_ = f.stream(ctx, pod, initial, f.emit)
+	}()
 }
 
 // hasStarted is whether the pod has logs to read: a container has started.
@@ -94,19 +243,52 @@ func hasStarted(pod *corev1.Pod) bool {
 	return false
 }
 
-func stream(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod, opts Options, emit func(Line)) {
-	req := cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{
-		Container: opts.Container,
-		Follow:    opts.Follow,
-	})
-	rc, err := req.Stream(ctx)
+func (f *follower) stream(ctx context.Context, pod *corev1.Pod, initial bool, emit func(Line)) error {
+	lo := &corev1.PodLogOptions{Container: f.opts.Container, Follow: f.opts.Follow, Timestamps: true}
+	if initial {
+		lo.TailLines = f.opts.TailLines
+		if f.opts.Since > 0 {
+			lo.SinceSeconds = new(int64(f.opts.Since.Seconds()))
+		}
+	}
+	rc, err := f.cs.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, lo).Stream(ctx)
 	if err != nil {
-		return // the pod went away before its logs could be read
+		return fmt.Errorf("pod %s: %w", pod.Name, err) // the pod went away before its logs could be read
 	}
 	defer func() { _ = rc.Close() }()
+	base := Line{Pod: pod.Name, UID: pod.UID, Role: pod.Labels[musterv1.LabelRole]}
+	base.Index, _ = strconv.Atoi(pod.Labels[musterv1.LabelTaskIndex])
+	base.TaskAttempt, _ = strconv.Atoi(pod.Labels[musterv1.LabelTaskAttempt])
 	sc := bufio.NewScanner(rc)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
-		emit(Line{Pod: pod.Name, UID: pod.UID, Text: sc.Text()})
+		l := base
+		l.Time, l.Text = splitTimestamp(sc.Text())
+		emit(l)
 	}
+	return sc.Err()
+}
+
+// splitTimestamp takes the RFC 3339 timestamp the API server puts before
+// each line when asked for timestamps.
+func splitTimestamp(s string) (time.Time, string) {
+	ts, rest, ok := strings.Cut(s, " ")
+	if !ok {
+		ts, rest = s, ""
+	}
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return time.Time{}, s
+	}
+	return t, rest
+}
+
+// podOrder sorts pods as the job lists its tasks: by role, index and
+// instance, numbers compared as numbers.
+func podOrder(p *corev1.Pod) string {
+	num := func(k string) string {
+		n, _ := strconv.Atoi(p.Labels[k])
+		return fmt.Sprintf("%06d", n)
+	}
+	return p.Labels[musterv1.LabelRole] + "/" + num(musterv1.LabelTaskIndex) + "/" + num(musterv1.LabelTaskAttempt) + "/" + p.Name
 }

@@ -252,3 +252,35 @@ func (b *JobBuilder) Scheduling(s musterv1.Scheduling) *JobBuilder {
 	b.job.Spec.Scheduling = s
 	return b
 }
+
+// CreatedAt sets the job's creation time.
+func (b *JobBuilder) CreatedAt(t time.Time) *JobBuilder {
+	b.job.CreationTimestamp = metav1.NewTime(t)
+	return b
+}
+
+// Status edits the job's status, as an operator would have written it.
+func (b *JobBuilder) Status(edit func(*musterv1.TrainingJobStatus)) *JobBuilder {
+	edit(&b.job.Status)
+	return b
+}
+
+// Labels adds labels to the job.
+func (b *JobBuilder) Labels(kv ...string) *JobBuilder {
+	if b.job.Labels == nil {
+		b.job.Labels = map[string]string{}
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		b.job.Labels[kv[i]] = kv[i+1]
+	}
+	return b
+}
+
+// StartedAt marks the pod's container "main" running since t.
+func (b *PodBuilder) StartedAt(t time.Time) *PodBuilder {
+	b.pod.Status.Phase = corev1.PodRunning
+	b.pod.Status.ContainerStatuses = []corev1.ContainerStatus{{
+		Name: "main", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(t)}},
+	}}
+	return b
+}

@@ -144,7 +144,7 @@ func (b *bench) torchMuster(ctx context.Context) (torchTimes, error) {
 	defer cancel()
 	ev := &events{}
 	go func() {
-		_ = joblogs.Follow(lctx, b.cs, ns, demo.JobName, joblogs.Options{Follow: true, Poll: 200 * time.Millisecond},
+		_ = joblogs.Follow(lctx, b.cs, ns, demo.JobName, joblogs.Options{Follow: true},
 			func(l joblogs.Line) { ev.add(l.Pod, l.Text) })
 	}()
 	first, err := ev.waitEpoch(4, 2, time.Time{}, 5*time.Minute)

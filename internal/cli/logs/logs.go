@@ -1,0 +1,180 @@
+// Package logs implements `muster logs`: the logs of every pod of a job as
+// one stream, each line prefixed with its task.
+package logs
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/cli/cmdutil"
+	"github.com/muster-dev/muster/internal/joblogs"
+)
+
+const example = `  # Every task's logs, merged in time order, each line prefixed with its task
+  muster logs pet
+
+  # Keep following, through restarts and scale-ups
+  muster logs pet -f
+
+  # The last 20 lines of worker 3 from the last 10 minutes
+  muster logs pet --role worker --index 3 --since 10m --tail 20`
+
+// Options are logs' flags and what Complete derives from them.
+type Options struct {
+	Follow     bool
+	Role       string
+	Index      int
+	Since      time.Duration
+	Tail       int64
+	Container  string
+	MaxStreams int
+	Prefix     bool
+	Timestamps bool
+
+	indexSet  bool
+	Name      string
+	Namespace string
+	Client    client.Client
+	Kube      kubernetes.Interface
+
+	genericiooptions.IOStreams
+}
+
+// NewCmd returns the logs command.
+func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:   "logs JOB [-f] [--role ROLE [--index N]] [--since D] [--tail N]",
+		Short: "Print the logs of every pod of a job as one stream, each line prefixed with its task",
+		Long: "Print the logs of every pod of a job, each line prefixed with its task as ROLE-INDEX (#N after\n" +
+			"the task's first pod: its Nth instance). Without -f the lines are merged in time order.\n" +
+			"With -f it follows, and reads the pods that start later, found through a watch: replacements\n" +
+			"after a restart and new tasks after a scale-up. --since and --tail apply to the pods there at\n" +
+			"the start; later pods are read from their first line.",
+		Example:           example,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: cmdutil.JobNames(f, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.indexSet = cmd.Flags().Changed("index")
+			return cmdutil.RunE(func(a []string) error { return o.Complete(f, a) }, o.Validate, o.Run)(cmd, args)
+		},
+	}
+	fl := cmd.Flags()
+	fl.BoolVarP(&o.Follow, "follow", "f", false, "keep following, including pods created later")
+	fl.StringVar(&o.Role, "role", "", "only the tasks of this role")
+	fl.IntVar(&o.Index, "index", 0, "only the task of this index (with --role)")
+	fl.DurationVar(&o.Since, "since", 0, "only lines newer than this, e.g. 10m")
+	fl.Int64Var(&o.Tail, "tail", -1, "only the last N lines of each pod (-1: all)")
+	fl.StringVarP(&o.Container, "container", "c", "", "the container to read (default: the pod's first)")
+	fl.IntVar(&o.MaxStreams, "max-log-requests", joblogs.DefaultMaxStreams, "how many pods are read at once; with -f, pods beyond it wait for a stream to end")
+	fl.BoolVar(&o.Prefix, "prefix", true, "prefix each line with its task")
+	fl.BoolVar(&o.Timestamps, "timestamps", false, "prefix each line with the time it was written")
+	return cmd
+}
+
+// Complete connects and resolves the namespace.
+func (o *Options) Complete(f cmdutil.Factory, args []string) error {
+	o.Name = args[0]
+	var err error
+	if o.Namespace, _, err = f.Namespace(); err != nil {
+		return err
+	}
+	if o.Client, err = f.Client(); err != nil {
+		return err
+	}
+	o.Kube, err = f.KubeClient()
+	return err
+}
+
+// Validate checks the flags alone; Run checks --role against the job.
+func (o *Options) Validate() error {
+	switch {
+	case o.indexSet && o.Role == "":
+		return fmt.Errorf("--index needs --role: an index numbers the tasks of one role")
+	case o.indexSet && o.Index < 0:
+		return fmt.Errorf("--index %d: task indexes start at 0", o.Index)
+	case o.MaxStreams < 1:
+		return fmt.Errorf("--max-log-requests %d: at least 1", o.MaxStreams)
+	case o.Since < 0:
+		return fmt.Errorf("--since %s: a duration back from now, e.g. 10m", o.Since)
+	}
+	return nil
+}
+
+// Run streams the logs.
+func (o *Options) Run(ctx context.Context) error {
+	job, err := cmdutil.GetJob(ctx, o.Client, o.Namespace, o.Name)
+	if err != nil {
+		return err
+	}
+	if o.Role != "" && !hasRole(job, o.Role) {
+		return fmt.Errorf("job %s has no role %q: its roles are %v", o.Name, o.Role, roleNames(job))
+	}
+	opts := joblogs.Options{Follow: o.Follow, Container: o.Container, Role: o.Role, Since: o.Since, MaxStreams: o.MaxStreams}
+	if o.indexSet {
+		opts.Index = &o.Index
+	}
+	if o.Tail >= 0 {
+		opts.TailLines = &o.Tail
+	}
+	lines := 0
+	err = joblogs.Follow(ctx, o.Kube, o.Namespace, o.Name, opts, func(l joblogs.Line) {
+		lines++
+		if o.Timestamps && !l.Time.IsZero() {
+			fmt.Fprint(o.Out, l.Time.UTC().Format(time.RFC3339Nano), " ")
+		}
+		if o.Prefix {
+			fmt.Fprintf(o.Out, "[%s] ", l.Prefix())
+		}
+		fmt.Fprintln(o.Out, l.Text)
+	})
+	if err != nil {
+		return cmdutil.JobError(err, o.Namespace, o.Name)
+	}
+	if lines == 0 && !o.Follow {
+		fmt.Fprintf(o.ErrOut, "No logs: no pod of trainingjob %s/%s has started%s (phase %s); `muster logs -f` waits for them\n",
+			o.Namespace, o.Name, o.narrowed(), orDash(string(job.Status.Phase)))
+	}
+	return nil
+}
+
+func (o *Options) narrowed() string {
+	switch {
+	case o.indexSet:
+		return fmt.Sprintf(" in role %s at index %d", o.Role, o.Index)
+	case o.Role != "":
+		return " in role " + o.Role
+	}
+	return ""
+}
+
+func hasRole(job *musterv1.TrainingJob, role string) bool {
+	for _, r := range job.Spec.Roles {
+		if r.Name == role {
+			return true
+		}
+	}
+	return false
+}
+
+func roleNames(job *musterv1.TrainingJob) []string {
+	var out []string
+	for _, r := range job.Spec.Roles {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

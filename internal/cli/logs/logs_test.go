@@ -1,0 +1,167 @@
+package logs
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/muster-dev/muster/internal/cli/clitest"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+// podLogs answers each pod's log request with lines written four seconds
+// apart, each pod starting at its own offset, so that merging by time
+// interleaves them; it records the options each request carried.
+func podLogs(f *clitest.Factory, asked map[string]*corev1.PodLogOptions) {
+	offsets := map[string]int{"pet-launcher-0": 0, "pet-worker-0": 1, "pet-worker-1": 2, "pet-worker-2": 3, "pet-worker-3": 4}
+	var mu sync.Mutex
+	f.Logs = func(_, pod string, opts *corev1.PodLogOptions) string {
+		mu.Lock()
+		defer mu.Unlock()
+		if asked != nil {
+			asked[pod] = opts
+		}
+		var b strings.Builder
+		for i := range 2 {
+			at := clitest.Now.Add(time.Duration(offsets[pod]+4*i) * time.Second)
+			fmt.Fprintf(&b, "%s step %d on %s\n", at.Format(time.RFC3339Nano), i, pod)
+		}
+		return b.String()
+	}
+}
+
+// syncWriter lets the test read what the command writes meanwhile.
+type syncWriter struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("timed out")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func objects() []runtime.Object {
+	objs := []runtime.Object{clitest.ElasticJob()}
+	for _, p := range clitest.ElasticPods() {
+		objs = append(objs, p)
+	}
+	// Not started: no logs to read yet.
+	objs = append(objs, testutil.MakePod(clitest.ElasticJob(), "worker", 3).Obj())
+	return objs
+}
+
+func TestLogs(t *testing.T) {
+	cases := map[string][]string{
+		"merged":      {"pet"},
+		"role":        {"pet", "--role", "worker"},
+		"index":       {"pet", "--role", "worker", "--index", "1", "--timestamps"},
+		"no-prefix":   {"pet", "--role", "launcher", "--prefix=false"},
+		"not-started": {"pet", "--role", "worker", "--index", "3"},
+	}
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := clitest.NewFactory(clitest.Options{}, objects()...)
+			podLogs(f, nil)
+			r := clitest.Run(t, NewCmd, f, args...)
+			if r.Error != nil {
+				t.Fatal(r.Error)
+			}
+			clitest.Golden(t, "logs-"+name, r.Out+r.Err)
+		})
+	}
+}
+
+func TestLogsPassesSinceAndTail(t *testing.T) {
+	f := clitest.NewFactory(clitest.Options{}, objects()...)
+	asked := map[string]*corev1.PodLogOptions{}
+	podLogs(f, asked)
+	if r := clitest.Run(t, NewCmd, f, "pet", "--since", "10m", "--tail", "5", "-c", "main"); r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	if len(asked) != 4 {
+		t.Fatalf("read %d pods, want the 4 that started", len(asked))
+	}
+	for pod, o := range asked {
+		if *o.SinceSeconds != 600 || *o.TailLines != 5 || o.Container != "main" || !o.Timestamps {
+			t.Errorf("pod %s read with %+v", pod, o)
+		}
+	}
+}
+
+// With -f, a pod that starts after following began (a replacement, a new
+// task of a scale-up) is found through the watch and read from its start.
+func TestLogsFollowsNewPods(t *testing.T) {
+	f := clitest.NewFactory(clitest.Options{}, objects()...)
+	asked := map[string]*corev1.PodLogOptions{}
+	podLogs(f, asked)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := &syncWriter{}
+	done := make(chan error)
+	kube, _ := f.KubeClient()
+	o := &Options{Follow: true, Tail: 1, MaxStreams: 8, Prefix: true, Name: "pet", Namespace: "team", Client: f.Jobs, Kube: kube}
+	o.Out, o.ErrOut = out, out
+	go func() { done <- o.Run(ctx) }()
+	waitFor(t, func() bool { return strings.Count(out.String(), "\n") >= 8 })
+	started := testutil.MakePod(clitest.ElasticJob(), "worker", 3).StartedAt(clitest.Now).Obj()
+	if _, err := f.Kube.CoreV1().Pods("team").UpdateStatus(ctx, started, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return strings.Contains(out.String(), "[worker-3] step 1 on pet-worker-3") })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if asked["pet-worker-3"].TailLines != nil {
+		t.Errorf("a pod that started later was read with --tail: %+v", asked["pet-worker-3"])
+	}
+	if asked["pet-worker-0"].TailLines == nil || !asked["pet-worker-0"].Follow {
+		t.Errorf("a pod there at the start was read with %+v", asked["pet-worker-0"])
+	}
+}
+
+func TestLogsErrors(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"--index alone": {args: []string{"pet", "--index", "1"}, want: "--index needs --role"},
+		"no such role":  {args: []string{"pet", "--role", "ps"}, want: `job pet has no role "ps": its roles are [launcher worker]`},
+		"no such job":   {args: []string{"nope"}, want: "trainingjob team/nope not found"},
+		"no streams":    {args: []string{"pet", "--max-log-requests", "0"}, want: "--max-log-requests 0: at least 1"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := clitest.Run(t, NewCmd, clitest.NewFactory(clitest.Options{}, objects()...), tc.args...)
+			if r.Error == nil || !strings.Contains(r.Error.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", r.Error, tc.want)
+			}
+		})
+	}
+}

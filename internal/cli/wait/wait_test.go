@@ -1,0 +1,103 @@
+package wait
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/cli/clitest"
+)
+
+func TestWaitAlreadyMet(t *testing.T) {
+	f := clitest.NewFactory(clitest.Options{}, clitest.ElasticJob())
+	r := clitest.Run(t, NewCmd, f, "pet", "--for=condition=GangScheduled")
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	clitest.Golden(t, "wait-already-met", r.Out+r.Err)
+}
+
+// The job changes after the wait has started watching it: the watch, not
+// a poll, brings the news, and each change is a plain line on stderr.
+func TestWaitFollowsTheJob(t *testing.T) {
+	watching := make(chan struct{})
+	f := clitest.NewFactory(clitest.Options{Intercept: &interceptor.Funcs{
+		Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
+			w, err := c.Watch(ctx, list, opts...)
+			close(watching)
+			return w, err
+		},
+	}}, clitest.QueuedJob())
+	f.NS = "research"
+	go func() {
+		<-watching
+		job := &musterv1.TrainingJob{}
+		key := client.ObjectKey{Namespace: "research", Name: "big"}
+		for _, phase := range []musterv1.JobPhase{musterv1.PhaseRunning, musterv1.PhaseSucceeded} {
+			if err := f.Jobs.Get(context.Background(), key, job); err != nil {
+				panic(err)
+			}
+			job.Status.Phase = phase
+			job.Status.Ready = "64/64"
+			if phase == musterv1.PhaseSucceeded {
+				job.Status.Conditions = append(job.Status.Conditions, metav1.Condition{
+					Type: string(musterv1.ConditionSucceeded), Status: metav1.ConditionTrue, Reason: musterv1.ReasonAllTasksCompleted, LastTransitionTime: metav1.Now()})
+			}
+			if err := f.Jobs.Status().Update(context.Background(), job); err != nil {
+				panic(err)
+			}
+		}
+	}()
+	r := clitest.Run(t, NewCmd, f, "big", "--for=condition=Succeeded", "--timeout=10s")
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	clitest.Golden(t, "wait-follows", r.Out+r.Err)
+}
+
+func TestWaitErrors(t *testing.T) {
+	cases := map[string]struct {
+		args []string
+		want string
+	}{
+		"a failed job never succeeds": {args: []string{"bad", "--for=condition=Succeeded"},
+			want: "trainingjob team/bad has finished as Failed (BackoffLimitExceeded: task worker-0 needed a restart and the job had used its 1 accountable restarts): it will never be Succeeded; `muster describe bad` says more"},
+		"a timeout": {args: []string{"pet", "--for=phase=Succeeded", "--timeout=50ms"},
+			want: "timed out after 50ms waiting for trainingjob team/pet to be Succeeded: it is Running, 4/4 ready; wait longer with --timeout"},
+		"check once":    {args: []string{"pet", "--for=condition=Succeeded", "--timeout=0"}, want: "timed out after 0s"},
+		"no such phase": {args: []string{"pet", "--for=phase=Done"}, want: "no such phase; phases are Pending, Running, Restarting, Suspended, Succeeded and Failed"},
+		"no --for":      {args: []string{"pet"}, want: `"for" not set`},
+		"a bad --for":   {args: []string{"pet", "--for=ready"}, want: "give condition=TYPE[=true|false], phase=PHASE or delete"},
+		"no such job":   {args: []string{"nope", "--for=phase=Running"}, want: "trainingjob team/nope not found"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			f := clitest.NewFactory(clitest.Options{}, clitest.ElasticJob(), clitest.FailedJob())
+			r := clitest.Run(t, NewCmd, f, tc.args...)
+			if r.Error == nil || !strings.Contains(r.Error.Error(), tc.want) {
+				t.Fatalf("error %v, want one containing %q", r.Error, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseFor(t *testing.T) {
+	cases := map[string]Condition{
+		"condition=Succeeded":     {Type: "Succeeded", Status: metav1.ConditionTrue},
+		"condition=Running=false": {Type: "Running", Status: metav1.ConditionFalse},
+		"phase=running":           {Phase: musterv1.PhaseRunning},
+		"delete":                  {Delete: true},
+	}
+	for in, want := range cases {
+		got, err := ParseFor(in)
+		if err != nil || got != want {
+			t.Errorf("ParseFor(%q) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+}
