@@ -55,7 +55,8 @@ func ElasticJob() *musterv1.TrainingJob {
 			s.Autoscaler = &musterv1.AutoscalerStatus{Phase: "Exploring", Reason: "ScaledUp", Message: "3 workers gave 12% more than 2",
 				Replicas: 3, LastGood: 3, ResizedAt: ago(30 * time.Minute), SampledAt: ago(time.Minute),
 				Sizes: []musterv1.SizeThroughput{{Replicas: 2, Samples: []string{"410", "415"}, Throughput: "412.5"}, {Replicas: 3, Samples: []string{"462"}, Throughput: "462"}}}
-			s.Scheduling = &musterv1.SchedulingStatus{Backend: musterv1.GangNative, PodGroup: "pet-1", MinAvailable: 3}
+			s.Scheduling = &musterv1.SchedulingStatus{Backend: musterv1.GangNative, PodGroup: "pet-1", MinAvailable: 3,
+				Queue: "team-a", Workload: "trainingjob-pet-3f2a1", ClusterQueue: "gpu-cq"}
 		}).Obj()
 }
 

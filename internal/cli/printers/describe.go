@@ -275,6 +275,11 @@ func (d *describer) scheduling() {
 	if spec.Queue != "" {
 		d.line("  Queue:\t%s", spec.Queue)
 	}
+	if st != nil && st.Workload != "" {
+		d.line("  Kueue LocalQueue:\t%s", orDash(st.Queue))
+		d.line("  Kueue Workload:\t%s", st.Workload)
+		d.line("  Admitted by:\t%s", orDash(st.ClusterQueue))
+	}
 	if spec.PriorityClassName != "" {
 		d.line("  Priority class:\t%s", spec.PriorityClassName)
 	}
