@@ -67,8 +67,8 @@ type FailureRule struct {
 	//     start a new attempt.
 	//   - TerminateJob ends the job as failed with no retry of any kind.
 	//   - CompleteJob ends the job as succeeded.
-	//   - SuspendJob suspends the job (sets spec.run.suspend) to be resumed
-	//     later.
+	//   - SuspendJob suspends the job (no pods, the job kept) until its
+	//     spec changes; `muster resume` resumes it. The spec is not written.
 	// A restart counts against backoffLimit unless the failure was
 	// Transient and classified by the infrastructure.
 	// +required

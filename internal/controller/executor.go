@@ -62,13 +62,6 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, see
 	if n := res.Scale; n != nil {
 		errs = append(errs, r.scale(ctx, job, *n))
 	}
-	if res.SuspendJob {
-		log.V(2).Info("Suspending job as a failure rule asked", "reason", musterv1.ReasonSuspendedByPolicy)
-		patch := client.RawPatch(types.MergePatchType, []byte(`{"spec":{"run":{"suspend":true}}}`))
-		if err := r.client.Patch(ctx, job.DeepCopy(), patch); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("suspending job: %w", err))
-		}
-	}
 	if res.DeleteJob {
 		log.V(2).Info("Deleting job after its TTL", "reason", musterv1.ReasonTTLExpired)
 		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.ReasonTTLExpired, "Delete",

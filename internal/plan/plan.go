@@ -60,8 +60,6 @@ type Result struct {
 	CreatePods    []*corev1.Pod
 	DeletePods    []PodDeletion
 	DeleteJob     bool
-	// SuspendJob sets spec.run.suspend, as a failure rule asked.
-	SuspendJob bool
 	// Scale resizes the scalable roles through the /scale subresource, as
 	// the autoscaler decided.
 	Scale  *int32
@@ -82,6 +80,7 @@ func Plan(in Input) Result {
 	removeStrays(c, &out)
 
 	var held holdUps
+	policyMsg, policyHeld := suspendedByPolicy(c, status)
 	switch {
 	case isFinished(status):
 		cleanUp(c, status, &out)
@@ -98,9 +97,9 @@ func Plan(in Input) Result {
 		// waits like a suspended job, and nothing it loses is charged.
 		ensureService(c, status, in.HasService, &out)
 		suspend(c, status, &out, in.Admission.Reason, in.Admission.Message)
-	case pendingSuspend(c, status):
+	case policyHeld:
 		ensureService(c, status, in.HasService, &out)
-		out.SuspendJob = true
+		suspend(c, status, &out, musterv1.ReasonSuspendedByPolicy, policyMsg)
 	default:
 		ensureService(c, status, in.HasService, &out)
 		resume(c, status, &out)

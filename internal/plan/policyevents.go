@@ -6,7 +6,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/plan/observe"
@@ -97,20 +96,23 @@ func partlyPlaced(roles []musterv1.RoleStatus, pods observe.Pods) bool {
 	return running && stuck
 }
 
-// suspendByPolicy asks the executor to set spec.run.suspend. The decision
-// is a condition tied to the spec's generation, written first: if the
-// operator dies before the spec is patched, pendingSuspend finds it and the
-// patch is made again.
+// suspendByPolicy suspends the job as a failure rule asked. The operator
+// never writes the user's spec: the decision is the Suspended condition,
+// tied to the spec's generation, and holds the job (no pods, as
+// spec.run.suspend would) until the spec changes; `muster resume` makes
+// such a change.
 func suspendByPolicy(c *planContext, st *musterv1.TrainingJobStatus, why string, out *Result) {
-	out.SuspendJob = true
 	c.setCondition(st, musterv1.ConditionSuspended, true, musterv1.ReasonSuspendedByPolicy, "a lifecycle policy suspends the job: "+why)
 	out.event(false, musterv1.ReasonSuspendedByPolicy, "suspending the job: "+why)
 }
 
-// pendingSuspend is whether a policy decided to suspend this generation of
-// the spec and the spec does not say so yet.
-func pendingSuspend(c *planContext, st *musterv1.TrainingJobStatus) bool {
+// suspendedByPolicy is the message of a failure rule's suspension of this
+// generation of the spec, and whether there is one.
+func suspendedByPolicy(c *planContext, st *musterv1.TrainingJobStatus) (string, bool) {
 	cond := st.Condition(musterv1.ConditionSuspended)
-	return cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == musterv1.ReasonSuspendedByPolicy &&
-		cond.ObservedGeneration == c.job.Generation && !ptr.Deref(c.job.Spec.Run.Suspend, false)
+	if cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == musterv1.ReasonSuspendedByPolicy &&
+		cond.ObservedGeneration == c.job.Generation {
+		return cond.Message, true
+	}
+	return "", false
 }

@@ -289,30 +289,35 @@ func TestPartlyPlacedJob(t *testing.T) {
 	}
 }
 
-func TestSuspendPolicySurvivesACrashBeforeThePatch(t *testing.T) {
+// A rule's suspension is the job's status alone: the job is held, with no
+// pods, until its spec changes, and the spec is never written.
+func TestSuspendPolicyHoldsUntilTheSpecChanges(t *testing.T) {
 	job := ruleJob(on(events(musterv1.EventPodFailed), musterv1.ActionSuspendJob, "ps"))
 	job.Generation = 1
 	w := newWorld(t, job)
 	w.runAll()
 	w.exit("j-ps-0", 1)
-	res := w.step()
-	if !res.SuspendJob || w.job.Status.Phase != musterv1.PhaseSuspended {
-		t.Fatalf("suspend asked: %v, phase %s", res.SuspendJob, w.job.Status.Phase)
-	}
-	// The operator died before patching spec.run.suspend: the next plan
-	// asks again, and creates nothing.
-	if res = w.step(); !res.SuspendJob || len(res.CreatePods) != 0 {
-		t.Fatalf("suspend asked again: %v, creates %d", res.SuspendJob, len(res.CreatePods))
-	}
-	// The patch landed: suspended for real.
-	w.job.Spec.Run.Suspend = new(true)
-	w.job.Generation = 2
 	w.step()
-	// The user resumes: the policy's decision is not made again.
-	w.job.Spec.Run.Suspend = new(false)
-	w.job.Generation = 3
-	if res = w.step(); res.SuspendJob || w.job.Status.Phase == musterv1.PhaseSuspended {
-		t.Fatalf("resumed: suspend asked %v, phase %s", res.SuspendJob, w.job.Status.Phase)
+	if w.job.Status.Phase != musterv1.PhaseSuspended {
+		t.Fatalf("phase %s, want Suspended", w.job.Status.Phase)
+	}
+	if w.job.Spec.Run.Suspend != nil {
+		t.Fatalf("the spec was written: spec.run.suspend %v", *w.job.Spec.Run.Suspend)
+	}
+	// Held: the pods go and none comes back, over any number of plans.
+	for range 3 {
+		if res := w.step(); len(res.CreatePods) != 0 {
+			t.Fatalf("a job a rule suspended creates %d pods", len(res.CreatePods))
+		}
+	}
+	if len(w.pods) != 0 || w.job.Status.Phase != musterv1.PhaseSuspended {
+		t.Fatalf("%d pods left, phase %s", len(w.pods), w.job.Status.Phase)
+	}
+	// Any change of the spec (muster resume makes one) resumes it, and the
+	// rule's decision is not made again.
+	w.job.Generation = 2
+	if res := w.step(); len(res.CreatePods) == 0 || w.job.Status.Phase == musterv1.PhaseSuspended {
+		t.Fatalf("resumed: creates %d, phase %s", len(res.CreatePods), w.job.Status.Phase)
 	}
 }
 

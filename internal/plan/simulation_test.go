@@ -183,10 +183,6 @@ func (s *sim) reconcile(step int) {
 	default:
 		s.apply(res)
 	}
-	if res.SuspendJob {
-		s.job.Spec.Run.Suspend = new(true)
-		s.job.Generation++
-	}
 	s.check(step, wasFinished)
 }
 
@@ -278,7 +274,7 @@ func TestSummaryChangesNoDecision(t *testing.T) {
 type decision struct {
 	Creates, Deletes []string
 	Scale            *int32
-	Suspend, Delete  bool
+	Delete           bool
 	Requeue          time.Duration
 	Events           []Event
 	Phase            musterv1.JobPhase
@@ -290,7 +286,7 @@ type decision struct {
 }
 
 func decisions(s *sim, res Result) decision {
-	d := decision{Scale: res.Scale, Suspend: res.SuspendJob, Delete: res.DeleteJob, Requeue: res.RequeueAfter, Events: res.Events,
+	d := decision{Scale: res.Scale, Delete: res.DeleteJob, Requeue: res.RequeueAfter, Events: res.Events,
 		Phase: res.Status.Phase, Restarts: res.Status.Restarts, Retries: res.Status.Retries, Attempt: res.Status.Attempt,
 		Completion: res.Status.Completion}
 	for _, p := range res.CreatePods {

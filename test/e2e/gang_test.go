@@ -182,3 +182,39 @@ func TestNativeGangPreemptionRestartsTheVictimWhole(t *testing.T) {
 	got := waitJob(g, c, ns, victim, phaseIs(musterv1.PhaseSucceeded))
 	g.Expect(got.Status.Restarts.Accountable).To(gomega.BeZero(), "preemption is not charged: %+v", got.Status.Restarts)
 }
+
+// An elastic job gangs only its minimum: with room for 2 of its 4 workers
+// the 2 start together, and the other 2 are placed as room appears. Not
+// parallel: it needs the fake nodes' GPUs to itself.
+func TestNativeGangCoversTheElasticMinimum(t *testing.T) {
+	g := gomega.NewWithT(t)
+	c := jobClient(g)
+	ns := newNamespace(t, g)
+	blocker := testutil.MakeJob("blocker", ns).Role("worker", 2).Template(fakeGPUTasks(4, 20*time.Second)).Obj()
+	g.Expect(c.Create(context.Background(), blocker)).To(gomega.Succeed())
+	waitJob(g, c, ns, "blocker", phaseIs(musterv1.PhaseRunning))
+
+	elastic := testutil.MakeJob("elastic", ns).Role("worker", 0).Scalable(2, 4).ScalingReplicas(4).
+		Template(fakeGPUTasks(4, 40*time.Second)).Scheduling(musterv1.Scheduling{Backend: musterv1.GangNative}).Obj()
+	g.Expect(c.Create(context.Background(), elastic)).To(gomega.Succeed())
+	placed := func(g gomega.Gomega) int {
+		var pods corev1.PodList
+		g.Expect(c.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{musterv1.LabelJobName: "elastic"})).To(gomega.Succeed())
+		n := 0
+		for _, p := range pods.Items {
+			if p.Spec.NodeName != "" {
+				n++
+			}
+		}
+		return n
+	}
+	got := waitJob(g, c, ns, "elastic", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		cond := apimeta.FindStatusCondition(j.Status.Conditions, string(musterv1.ConditionGangScheduled))
+		g.Expect(cond).NotTo(gomega.BeNil())
+		g.Expect(cond.Status).To(gomega.Equal(metav1.ConditionTrue), "condition %+v", cond)
+		g.Expect(placed(g)).To(gomega.Equal(2))
+	})
+	g.Expect(got.Status.Scheduling.MinAvailable).To(gomega.Equal(int32(2)))
+	// The blocker's end makes room for the rest.
+	g.Eventually(func(g gomega.Gomega) { g.Expect(placed(g)).To(gomega.Equal(4)) }, jobTimeout, 500*time.Millisecond).Should(gomega.Succeed())
+}

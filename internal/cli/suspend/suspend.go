@@ -1,5 +1,6 @@
 // Package suspend implements `muster suspend` and `muster resume`: they set
-// spec.run.suspend, the field Kueue drives too.
+// spec.run.suspend. Resuming a job a failure rule suspended changes the
+// spec, which is what ends such a suspension.
 package suspend
 
 import (
@@ -7,10 +8,12 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/cli/cmdutil"
 )
 
@@ -69,9 +72,15 @@ func (o *Options) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		patches := []bool{o.Suspend}
 		switch {
 		case job.Status.Finished():
 			return fmt.Errorf("job %s has finished (%s): there is nothing to %s", name, job.Status.Phase, o.verb())
+		case !o.Suspend && suspendedByRule(job):
+			// A failure rule's suspension holds until the spec changes,
+			// whatever spec.run.suspend says: suspending and resuming
+			// changes it.
+			patches = []bool{true, false}
 		case ptr.Deref(job.Spec.Run.Suspend, false) == o.Suspend:
 			if o.Suspend {
 				fmt.Fprintf(o.Out, "%s was already suspended\n", cmdutil.Ref(name))
@@ -80,9 +89,11 @@ func (o *Options) Run(ctx context.Context) error {
 			}
 			continue
 		}
-		patch := fmt.Appendf(nil, `{"spec":{"run":{"suspend":%t}}}`, o.Suspend)
-		if err := o.Client.Patch(ctx, job, client.RawPatch("application/merge-patch+json", patch)); err != nil {
-			return cmdutil.JobError(err, o.Namespace, name)
+		for _, suspend := range patches {
+			patch := fmt.Appendf(nil, `{"spec":{"run":{"suspend":%t}}}`, suspend)
+			if err := o.Client.Patch(ctx, job, client.RawPatch("application/merge-patch+json", patch)); err != nil {
+				return cmdutil.JobError(err, o.Namespace, name)
+			}
 		}
 		fmt.Fprintf(o.Out, "%s %s\n", cmdutil.Ref(name), o.done())
 	}
@@ -101,4 +112,11 @@ func (o *Options) done() string {
 		return "suspended"
 	}
 	return "resumed"
+}
+
+// suspendedByRule is whether a failure rule holds the job suspended.
+func suspendedByRule(job *musterv1.TrainingJob) bool {
+	c := job.Status.Condition(musterv1.ConditionSuspended)
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == musterv1.ReasonSuspendedByPolicy &&
+		c.ObservedGeneration == job.Generation
 }

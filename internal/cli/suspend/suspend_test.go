@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/cli/clitest"
@@ -39,5 +41,38 @@ func TestSuspendFinished(t *testing.T) {
 	r := clitest.Run(t, NewSuspendCmd, clitest.NewFactory(clitest.Options{}, clitest.FailedJob()), "bad")
 	if r.Error == nil || r.Error.Error() != "job bad has finished (Failed): there is nothing to suspend" {
 		t.Fatalf("got %v", r.Error)
+	}
+}
+
+// A job a failure rule suspended is held until its spec changes, whatever
+// spec.run.suspend says: resume suspends and resumes it, two changes.
+func TestResumeAJobARuleSuspended(t *testing.T) {
+	job := clitest.ElasticJob()
+	job.Generation = 4
+	job.Spec.Run.Suspend = ptr.To(false)
+	job.Status.Conditions = append(job.Status.Conditions, metav1.Condition{Type: string(musterv1.ConditionSuspended),
+		Status: metav1.ConditionTrue, Reason: musterv1.ReasonSuspendedByPolicy, ObservedGeneration: 4, Message: "a lifecycle policy suspends the job"})
+	f := clitest.NewFactory(clitest.Options{}, job)
+	var patches []string
+	f.Jobs = interceptor.NewClient(f.Jobs, interceptor.Funcs{
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			data, err := patch.Data(obj)
+			if err != nil {
+				return err
+			}
+			patches = append(patches, string(data))
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+	})
+	r := clitest.Run(t, NewResumeCmd, f, "pet")
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	want := []string{`{"spec":{"run":{"suspend":true}}}`, `{"spec":{"run":{"suspend":false}}}`}
+	if strings.Join(patches, " ") != strings.Join(want, " ") {
+		t.Fatalf("patches %q, want %q", patches, want)
+	}
+	if !strings.Contains(r.Out, "resumed") {
+		t.Errorf("output %q", r.Out)
 	}
 }
