@@ -126,5 +126,13 @@ const DefaultBackoffLimit int32 = 3
 // DefaultPyTorchPort is the port of the static PyTorch master.
 const DefaultPyTorchPort int32 = 23456
 
+// Default ports of the other runtimes, for jobs the API server's defaults
+// never reached.
+const (
+	DefaultTensorFlowPort int32 = 2222
+	DefaultPaddlePort     int32 = 30236
+	DefaultJAXPort        int32 = 6666
+)
+
 // DefaultRendezvousPort is the port of the c10d rendezvous store.
 const DefaultRendezvousPort int32 = 29400

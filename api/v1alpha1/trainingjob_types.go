@@ -52,6 +52,11 @@ type TrainingJob struct {
 // +kubebuilder:validation:XValidation:rule="has(self.scaling) == has(oldSelf.scaling) && (!has(self.scaling) || self.scaling.roles.map(s, s.name) == oldSelf.scaling.roles.map(s, s.name))",message="spec.scaling: the scalable roles are set when the job is created and never change"
 // +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.pytorch) || !has(self.runtime.pytorch.masterRole) || self.roles.exists(r, r.name == self.runtime.pytorch.masterRole)",message="spec.runtime.pytorch.masterRole must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.pytorch) || !has(self.runtime.pytorch.elastic) || has(self.scaling)",message="spec.runtime.pytorch.elastic needs spec.scaling: its roles are the elastic world"
+// +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.tensorflow) || !has(self.runtime.tensorflow.taskTypes) || self.runtime.tensorflow.taskTypes.all(t, self.roles.exists(r, r.name == t.role))",fieldPath=.runtime.tensorflow.taskTypes,message="spec.runtime.tensorflow.taskTypes[].role must name a role in spec.roles"
+// +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.paddle) || self.roles.exists(r, r.name == (has(self.runtime.paddle.trainerRole) ? self.runtime.paddle.trainerRole : 'trainer'))",fieldPath=.runtime.paddle.trainerRole,message="spec.runtime.paddle.trainerRole must name a role in spec.roles (default trainer)"
+// +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.paddle) || (has(self.runtime.paddle.mode) && self.runtime.paddle.mode == 'Collective') || self.roles.exists(r, r.name == (has(self.runtime.paddle.pserverRole) ? self.runtime.paddle.pserverRole : 'pserver'))",fieldPath=.runtime.paddle.pserverRole,message="spec.runtime.paddle.pserverRole must name a role in spec.roles in ParameterServer mode (default pserver)"
+// +kubebuilder:validation:XValidation:rule="!has(self.runtime) || !has(self.runtime.mpi) || (size(self.roles) >= 2 && self.roles[size(self.roles) - 1].name == (has(self.runtime.mpi.launcherRole) ? self.runtime.mpi.launcherRole : 'launcher'))",fieldPath=.runtime.mpi.launcherRole,message="spec.runtime.mpi.launcherRole must name the last role of spec.roles, after at least one worker role (default launcher)"
+// +kubebuilder:validation:XValidation:rule="!has(self.runtime) || has(self.runtime.pytorch) || !has(self.scaling)",fieldPath=.scaling,message="spec.scaling is for PyTorch jobs only: the tensorflow, paddle, mpi, jax and volcano runtimes give every task its peers when it starts, which a rescale would leave stale"
 // +kubebuilder:validation:XValidation:rule="!has(self.scaling) || self.scaling.roles.all(s, self.roles.exists(r, r.name == s.name))",message="spec.scaling.roles[].name must name a role in spec.roles"
 // +kubebuilder:validation:XValidation:rule="!has(self.scaling) || self.roles.all(r, !has(r.replicas) || !self.scaling.roles.exists(s, s.name == r.name))",message="spec.roles[].replicas must be unset for a scalable role: spec.scaling.replicas sizes it"
 // +kubebuilder:validation:XValidation:rule="self.roles.map(r, has(r.replicas) ? r.replicas : 1).sum() + (has(self.scaling) ? self.scaling.roles.map(s, s.maxReplicas).sum() : 0) <= 10000",fieldPath=.roles,message="a job may have at most 10000 tasks, counting spec.roles[].replicas and, for scalable roles, spec.scaling.roles[].maxReplicas"
@@ -138,7 +143,9 @@ type Role struct {
 	//     lost with its node is replaced; any other non-zero exit fails the
 	//     job at once.
 	// A replacement restarts the task's pod, except in the static roles of
-	// a PyTorch job, whose process group one lost rank breaks, and in the
+	// a PyTorch job, whose process group one lost rank breaks, in a
+	// TensorFlow, PaddlePaddle, MPI or JAX job, whose tasks learn their
+	// peers once, at start, and in the
 	// non-elastic roles of a gang-scheduled job, whose lone replacement
 	// would not be placed as a gang: there it restarts the whole job (a new
 	// attempt). A rule with action RestartTask or RestartJob chooses

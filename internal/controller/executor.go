@@ -56,6 +56,14 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, see
 		if seen.queue != nil {
 			place(seen.queue.placements, res.CreatePods)
 		}
+		// The runtime's objects exist before any pod that mounts or runs
+		// under them: a pod whose ServiceAccount is missing is refused.
+		if len(res.CreatePods) > 0 {
+			if err := r.ensureRuntimeObjects(ctx, job); err != nil {
+				errs = append(errs, err)
+				res.CreatePods = nil
+			}
+		}
 		errs = append(errs, r.createPods(ctx, job, res.CreatePods))
 	}
 	errs = append(errs, r.syncQueue(ctx, job, seen.queue, seen.pods, res))

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
@@ -24,6 +25,14 @@ type Rule struct {
 //     fails it.
 //   - the elastic role ("any worker"): one succeeded worker succeeds the
 //     job; it fails only once fewer than minReplicas tasks could still run.
+//   - MPI ("launcher decides"): the launcher succeeds the job; workers,
+//     which serve SSH until they are stopped, never end it by succeeding.
+//   - TensorFlow with a chief (or master) role ("chief decides"); without
+//     one, every worker succeeding succeeds the job, since parameter
+//     servers never end on their own.
+//   - PaddlePaddle parameter server ("trainers decide"): every trainer
+//     succeeding succeeds the job, as Volcano's TaskCompleted -> CompleteJob
+//     does; pservers serve until they are stopped.
 //   - otherwise ("all tasks"): any task failing for good fails the job, and
 //     it succeeds when every task has ended.
 func EffectiveCompletion(job *musterv1.TrainingJob) map[string]Rule {
@@ -33,6 +42,7 @@ func EffectiveCompletion(job *musterv1.TrainingJob) map[string]Rule {
 		masterDecides = len(job.Spec.Roles) > 1
 	}
 	master := topology.MasterRole(job)
+	deciders := runtimeDeciders(job)
 	for _, r := range job.Spec.Roles {
 		rule := Rule{MinSucceeded: -1, MinFailed: 1}
 		switch {
@@ -40,6 +50,8 @@ func EffectiveCompletion(job *musterv1.TrainingJob) map[string]Rule {
 			rule = Rule{MinSucceeded: 1, MinFailed: topology.Replicas(&r) - topology.MinReplicas(job, &r) + 1}
 		case masterDecides && r.Name == master:
 			rule = Rule{MinSucceeded: 1, MinFailed: 1}
+		case deciders[r.Name]:
+			rule = Rule{MinSucceeded: topology.Replicas(&r), MinFailed: 1}
 		}
 		if c := r.Completion; c != nil {
 			if c.MinSucceeded != nil {
@@ -149,4 +161,37 @@ func endedAt(t musterv1.TaskStatus) metav1.Time {
 		return *t.LastExit.FinishedAt
 	}
 	return metav1.Time{}
+}
+
+// runtimeDeciders are the roles whose tasks, all succeeded, succeed a job
+// of the runtimes whose other roles serve until stopped. None where every
+// task ends on its own.
+func runtimeDeciders(job *musterv1.TrainingJob) map[string]bool {
+	rt := job.Spec.Runtime
+	out := map[string]bool{}
+	switch {
+	case rt == nil:
+	case rt.MPI != nil:
+		out[job.Spec.Roles[len(job.Spec.Roles)-1].Name] = true
+	case rt.Paddle != nil && rt.Paddle.Mode != musterv1.PaddleCollective:
+		_, trainer := objects.PaddleRoles(rt.Paddle)
+		out[trainer] = true
+	case rt.TensorFlow != nil:
+		var chiefs, workers []string
+		for _, r := range job.Spec.Roles {
+			switch objects.TFTaskType(rt.TensorFlow, r.Name) {
+			case string(musterv1.TFChief), string(musterv1.TFMaster):
+				chiefs = append(chiefs, r.Name)
+			case string(musterv1.TFWorker):
+				workers = append(workers, r.Name)
+			}
+		}
+		if len(chiefs) == 0 {
+			chiefs = workers
+		}
+		for _, n := range chiefs {
+			out[n] = true
+		}
+	}
+	return out
 }

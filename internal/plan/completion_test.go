@@ -34,6 +34,28 @@ func TestEffectiveCompletion(t *testing.T) {
 			job:  testutil.MakeJob("j", "ns").Role("worker", 4).Elastic(2, 4).Obj(),
 			want: map[string]Rule{"worker": {1, 3}},
 		},
+		"mpi: the launcher decides": {
+			job:  testutil.MakeJob("j", "ns").Runtime(musterv1.Runtime{MPI: &musterv1.MPIRuntime{}}).Role("worker", 3).Role("launcher", 1).Obj(),
+			want: map[string]Rule{"launcher": {1, 1}, "worker": {-1, 1}},
+		},
+		"paddle parameter server: all trainers succeeded": {
+			job:  testutil.MakeJob("j", "ns").Runtime(musterv1.Runtime{Paddle: &musterv1.PaddleRuntime{}}).Role("pserver", 2).Role("trainer", 3).Obj(),
+			want: map[string]Rule{"pserver": {-1, 1}, "trainer": {3, 1}},
+		},
+		"paddle collective: all tasks": {
+			job:  testutil.MakeJob("j", "ns").Runtime(musterv1.Runtime{Paddle: &musterv1.PaddleRuntime{Mode: musterv1.PaddleCollective}}).Role("trainer", 3).Obj(),
+			want: map[string]Rule{"trainer": {-1, 1}},
+		},
+		"tensorflow with a chief: the chief decides": {
+			job:  testutil.MakeJob("j", "ns").Runtime(musterv1.Runtime{TensorFlow: &musterv1.TensorFlowRuntime{}}).Role("chief", 1).Role("ps", 2).Role("worker", 2).Obj(),
+			want: map[string]Rule{"chief": {1, 1}, "ps": {-1, 1}, "worker": {-1, 1}},
+		},
+		"tensorflow without a chief: all workers succeeded": {
+			job: testutil.MakeJob("j", "ns").Runtime(musterv1.Runtime{TensorFlow: &musterv1.TensorFlowRuntime{
+				TaskTypes: []musterv1.TensorFlowTaskType{{Role: "trainer", Type: musterv1.TFWorker}},
+			}}).Role("ps", 1).Role("trainer", 2).Obj(),
+			want: map[string]Rule{"ps": {-1, 1}, "trainer": {2, 1}},
+		},
 		"the role's own policy wins": {
 			job:  testutil.MakeJob("j", "ns").Role("worker", 4).Completion(4, -1).Obj(),
 			want: map[string]Rule{"worker": {4, -1}},

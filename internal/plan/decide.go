@@ -101,7 +101,9 @@ func observedEnd(role *musterv1.Role, end End) policy.Observed {
 
 // gangRestarts is whether a restart the role's restartPolicy decides
 // restarts the whole job rather than the task's pod. In the static roles of
-// a PyTorch job one lost rank breaks the process group of all. In a job
+// a PyTorch job one lost rank breaks the process group of all, and so it
+// does in a TensorFlow, PaddlePaddle, MPI or JAX job, whose tasks learn
+// their peers once, when they start. In a job
 // placed by a gang scheduler a lone replacement would not be placed as
 // part of a gang, and the room its pod left may be taken meanwhile: the
 // gang restarts whole and is placed afresh. Elastic roles replace their
@@ -112,10 +114,12 @@ func gangRestarts(job *musterv1.TrainingJob, role *musterv1.Role) bool {
 		return false
 	}
 	rt := job.Spec.Runtime
-	pytorch := rt != nil && rt.PyTorch != nil
+	// A Volcano-style job keeps Volcano's own behaviour: its failure rules
+	// (RestartJob on PodFailed, say) decide.
+	static := rt != nil && rt.Volcano == nil
 	s := job.Status.Scheduling
 	ganged := s != nil && s.Backend != "" && s.Backend != musterv1.GangNone
-	return pytorch || ganged
+	return static || ganged
 }
 
 func describeExit(e musterv1.ExitStatus) string {

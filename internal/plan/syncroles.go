@@ -47,7 +47,7 @@ func syncRoles(c *planContext, st *musterv1.TrainingJobStatus, v verdict, g gate
 	roles := make([]musterv1.RoleStatus, 0, len(c.job.Spec.Roles))
 	for i := range c.job.Spec.Roles {
 		role := &c.job.Spec.Roles[i]
-		waitFor := unmetDependency(role, roles)
+		waitFor := unmetDependency(c.job, role, roles)
 		if waitFor != "" {
 			held.waiting = append(held.waiting, "role "+role.Name+" waits for "+waitFor)
 		}

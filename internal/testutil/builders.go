@@ -106,6 +106,12 @@ func (b *JobBuilder) PyTorch() *JobBuilder {
 	return b
 }
 
+// Runtime sets spec.runtime.
+func (b *JobBuilder) Runtime(rt musterv1.Runtime) *JobBuilder {
+	b.job.Spec.Runtime = &rt
+	return b
+}
+
 // BackoffLimit sets spec.failurePolicy.backoffLimit.
 func (b *JobBuilder) BackoffLimit(n int32) *JobBuilder {
 	b.job.Spec.FailurePolicy.BackoffLimit = &n

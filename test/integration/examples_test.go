@@ -31,3 +31,28 @@ func TestExamplesAreAdmitted(t *testing.T) {
 		})
 	}
 }
+
+// The Paddle example's program reads exactly these variables: the wiring
+// must give each of them to the roles that read them.
+func TestPaddleExampleGetsWhatItsProgramReads(t *testing.T) {
+	e := newEnv(t)
+	data, err := os.ReadFile(filepath.Join("..", "..", "examples", "volcano-paddle", "trainingjob.yaml"))
+	e.g.Expect(err).NotTo(gomega.HaveOccurred())
+	job := &musterv1.TrainingJob{}
+	e.g.Expect(yaml.UnmarshalStrict(data, job)).To(gomega.Succeed())
+	job.Namespace = e.ns
+	e.create(job)
+	pserver := e.waitPod("ctr-volcano-pserver-1", "")
+	env := envOf(pserver.Spec.Containers[0])
+	for _, k := range []string{"TRAINING_ROLE", "PADDLE_PSERVERS_IP_PORT_LIST", "PADDLE_PORT", "POD_IP", "PADDLE_TRAINERS_NUM"} {
+		e.g.Expect(env).To(gomega.HaveKey(k), "pserver")
+	}
+	e.g.Expect(env["PADDLE_PSERVERS_IP_PORT_LIST"]).To(gomega.ContainSubstring(env["POD_IP"] + ":" + env["PADDLE_PORT"]))
+	trainer := e.waitPod("ctr-volcano-trainer-1", "")
+	env = envOf(trainer.Spec.Containers[0])
+	for _, k := range []string{"TRAINING_ROLE", "PADDLE_PSERVERS_IP_PORT_LIST", "PADDLE_TRAINER_ID", "PADDLE_TRAINERS_NUM"} {
+		e.g.Expect(env).To(gomega.HaveKey(k), "trainer")
+	}
+	e.g.Expect(env).To(gomega.HaveKeyWithValue("PADDLE_TRAINER_ID", "1"))
+	e.g.Expect(env).To(gomega.HaveKeyWithValue("STEPS", "100"))
+}

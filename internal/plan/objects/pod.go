@@ -74,9 +74,12 @@ func DesiredPod(job *musterv1.TrainingJob, role *musterv1.Role, index, taskAttem
 		pod.Spec.Subdomain = ServiceName(job)
 	}
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	w := runtimeWiring(t)
+	// Before the debug command: skipInitContainers drops the wait step too.
+	applyWiring(w, &pod.Spec)
 	applyDebug(job.Spec.Run.Debug, role.Name, &pod.Spec)
 
-	env := append(musterEnv(t), runtimeEnv(t)...)
+	env := append(musterEnv(t), w.env...)
 	prependEnv(pod.Spec.InitContainers, env)
 	prependEnv(pod.Spec.Containers, env)
 	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
