@@ -40,8 +40,11 @@ func TestNativeGangNeverPlacesPartOfAJob(t *testing.T) {
 	checkNoPartialGang(t, musterv1.GangNative, musterv1.ReasonGangUnschedulable)
 }
 
+// The coscheduling plugin may hold the third gang's pods at its Permit
+// stage, where they get no Unschedulable condition: the job then says how
+// many of its gang are placed (GangPending).
 func TestCoschedulingGangNeverPlacesPartOfAJob(t *testing.T) {
-	checkNoPartialGang(t, musterv1.GangCoscheduling, musterv1.ReasonGangUnschedulable)
+	checkNoPartialGang(t, musterv1.GangCoscheduling, musterv1.ReasonGangUnschedulable, musterv1.ReasonGangPending)
 }
 
 // Volcano may keep the third gang out of its queue (Queued) or let it in
