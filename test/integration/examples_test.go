@@ -41,6 +41,9 @@ func TestPaddleExampleGetsWhatItsProgramReads(t *testing.T) {
 	job := &musterv1.TrainingJob{}
 	e.g.Expect(yaml.UnmarshalStrict(data, job)).To(gomega.Succeed())
 	job.Namespace = e.ns
+	// No Volcano scheduler runs here to let its PodGroup in: the wiring is
+	// checked without the gang.
+	job.Spec.Scheduling = musterv1.Scheduling{}
 	e.create(job)
 	pserver := e.waitPod("ctr-volcano-pserver-1", "")
 	env := envOf(pserver.Spec.Containers[0])
