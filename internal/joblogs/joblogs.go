@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 )
@@ -43,6 +44,10 @@ type Line struct {
 	// timestamps; zero when it gave none.
 	Time time.Time
 	Text string
+	// Removed marks a line written after a scale-down began removing the
+	// pod: its shutdown output (a SIGTERM traceback, as a rule), which
+	// callers may keep aside rather than show with the training's.
+	Removed bool
 }
 
 // Prefix names the line's task as role-index, with #attempt after a
@@ -77,7 +82,23 @@ type Options struct {
 	// MaxStreams bounds the log streams open at once; a pod beyond it is
 	// read when another stream ends. DefaultMaxStreams when 0.
 	MaxStreams int
+	// Done, when closed, ends following: no pod is picked up after it, the
+	// open streams are read to their end, and those still open after
+	// Drain are cut. Callers close it when the job has ended.
+	Done <-chan struct{}
+	// Drain bounds the wait for open streams after Done; DefaultDrain when
+	// 0.
+	Drain time.Duration
+	// Removed says whether a scale-down removed a role's task: the lines
+	// its pod writes once its deletion began are marked Removed. Nil marks
+	// none.
+	Removed func(role string, index int) bool
 }
+
+// DefaultDrain is how long streams may run on after Done: the default
+// termination grace period, in which the operator's deletions of a finished
+// job's pods end their containers.
+const DefaultDrain = 30 * time.Second
 
 // Follow sends every line of every pod instance of the job to emit. Each
 // pod instance (UID) is read once. emit is never called concurrently.
@@ -85,7 +106,11 @@ func Follow(ctx context.Context, cs kubernetes.Interface, namespace, job string,
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
 	}
-	f := &follower{cs: cs, ns: namespace, opts: opts, seen: map[types.UID]bool{}, slots: make(chan struct{}, opts.MaxStreams)}
+	if opts.Drain <= 0 {
+		opts.Drain = DefaultDrain
+	}
+	f := &follower{cs: cs, ns: namespace, opts: opts, seen: map[types.UID]bool{}, deleting: map[types.UID]time.Time{},
+		slots: make(chan struct{}, opts.MaxStreams)}
 	sel := labels.Set{musterv1.LabelJobName: job}
 	if opts.Role != "" {
 		sel[musterv1.LabelRole] = opts.Role
@@ -104,8 +129,29 @@ func Follow(ctx context.Context, cs kubernetes.Interface, namespace, job string,
 		defer mu.Unlock()
 		emit(l)
 	}
-	defer f.wg.Wait()
-	return f.watch(ctx)
+	streams, cut := context.WithCancel(ctx)
+	defer cut()
+	f.streams = streams
+	err := f.watch(ctx)
+	f.drainStreams(ctx, cut)
+	return err
+}
+
+// drainStreams waits for the open streams: to their end when following
+// ended with the job, at most Drain.
+func (f *follower) drainStreams(ctx context.Context, cut context.CancelFunc) {
+	ended := make(chan struct{})
+	go func() { f.wg.Wait(); close(ended) }()
+	timer := time.NewTimer(f.opts.Drain)
+	defer timer.Stop()
+	select {
+	case <-ended:
+		return
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	cut()
+	<-ended
 }
 
 type follower struct {
@@ -115,10 +161,15 @@ type follower struct {
 	opts     Options
 	emit     func(Line)
 
+	// streams is the context of the log streams: cut after Done and Drain.
+	streams context.Context
+
 	mu    sync.Mutex
 	seen  map[types.UID]bool
 	slots chan struct{}
 	wg    sync.WaitGroup
+	// deleting is when each pod instance's deletion began.
+	deleting map[types.UID]time.Time
 }
 
 // readAll reads every started pod's logs to the end and emits them merged
@@ -136,6 +187,7 @@ func (f *follower) readAll(ctx context.Context, emit func(Line)) error {
 		if !hasStarted(&items[i]) {
 			continue
 		}
+		f.noteDeletion(&items[i])
 		wg.Add(1)
 		f.slots <- struct{}{}
 		go func() {
@@ -162,7 +214,7 @@ func (f *follower) readAll(ctx context.Context, emit func(Line)) error {
 // lists again, so no pod is missed and none is read twice.
 func (f *follower) watch(ctx context.Context) error {
 	first := true
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !f.done() {
 		pods, err := f.cs.CoreV1().Pods(f.ns).List(ctx, metav1.ListOptions{LabelSelector: f.selector})
 		if err != nil {
 			if ctx.Err() != nil {
@@ -171,7 +223,8 @@ func (f *follower) watch(ctx context.Context) error {
 			return err
 		}
 		for i := range pods.Items {
-			f.start(ctx, &pods.Items[i], first)
+			f.noteDeletion(&pods.Items[i])
+			f.start(&pods.Items[i], first)
 		}
 		first = false
 		w, err := f.cs.CoreV1().Pods(f.ns).Watch(ctx, metav1.ListOptions{
@@ -194,21 +247,60 @@ func (f *follower) drain(ctx context.Context, w watch.Interface) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-f.opts.Done:
+			return
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				return
 			}
 			if pod, isPod := ev.Object.(*corev1.Pod); isPod && (ev.Type == watch.Added || ev.Type == watch.Modified) {
-				f.start(ctx, pod, false)
+				f.noteDeletion(pod)
+				f.start(pod, false)
 			}
 		}
 	}
 }
 
+// done is whether Done has been closed.
+func (f *follower) done() bool {
+	select {
+	case <-f.opts.Done:
+		return true
+	default:
+		return false
+	}
+}
+
+// noteDeletion records when a pod's deletion began: its deletion timestamp
+// less its grace period.
+func (f *follower) noteDeletion(pod *corev1.Pod) {
+	if pod.DeletionTimestamp == nil {
+		return
+	}
+	began := pod.DeletionTimestamp.Add(-time.Duration(ptr.Deref(pod.DeletionGracePeriodSeconds, 0)) * time.Second)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := f.deleting[pod.UID]; !ok {
+		f.deleting[pod.UID] = began
+	}
+}
+
+// removed is whether a line of a pod was written after a scale-down began
+// removing it.
+func (f *follower) removed(l Line) bool {
+	if f.opts.Removed == nil || l.Role == "" {
+		return false
+	}
+	f.mu.Lock()
+	began, ok := f.deleting[l.UID]
+	f.mu.Unlock()
+	return ok && !l.Time.Before(began) && f.opts.Removed(l.Role, l.Index)
+}
+
 // start reads a pod instance that has started and was not read yet.
 // initial says whether it was there when following began, so that --since
 // and --tail apply to it.
-func (f *follower) start(ctx context.Context, pod *corev1.Pod, initial bool) {
+func (f *follower) start(pod *corev1.Pod, initial bool) {
 	if !hasStarted(pod) {
 		return
 	}
@@ -225,11 +317,11 @@ func (f *follower) start(ctx context.Context, pod *corev1.Pod, initial bool) {
 		defer f.wg.Done()
 		select {
 		case f.slots <- struct{}{}:
-		case <-ctx.Done():
+		case <-f.streams.Done():
 			return
 		}
 		defer func() { <-f.slots }()
-		_ = f.stream(ctx, pod, initial, f.emit)
+		_ = f.stream(f.streams, pod, initial, f.emit)
 	}()
 }
 
@@ -264,6 +356,7 @@ func (f *follower) stream(ctx context.Context, pod *corev1.Pod, initial bool, em
 	for sc.Scan() {
 		l := base
 		l.Time, l.Text = splitTimestamp(sc.Text())
+		l.Removed = f.removed(l)
 		emit(l)
 	}
 	return sc.Err()

@@ -66,7 +66,9 @@ func phaseIs(p musterv1.JobPhase) func(g gomega.Gomega, j *musterv1.TrainingJob)
 // job succeeds.
 func TestElasticDemo(t *testing.T) {
 	g := gomega.NewWithT(t)
-	rep := runDemo(t, g, nil)
+	ns := newNamespace(t, g)
+	phases := watchPhases(t, g, ns, demo.JobName)
+	rep := runDemoIn(t, g, ns, nil)
 	// The removed pods may stop a moment apart, so torch can form a passing
 	// world in between (4 -> 3 -> 2): what matters is the order 4, 2, 3.
 	worlds := rep.Progress.Worlds
@@ -84,6 +86,19 @@ func TestElasticDemo(t *testing.T) {
 	g.Expect(rep.Progress.Finished).To(gomega.BeTrue())
 	g.Expect(rep.Phase).To(gomega.Equal(musterv1.PhaseSucceeded))
 	g.Expect(rep.Completion).To(gomega.Equal("SucceededTaskCount 1 has reached MinSucceededTaskCount 1 in role worker"))
+
+	// A job that grows or shrinks while it trains stays Running throughout;
+	// it ends with a status as clean as an unscaled run's, and nothing
+	// along the way was worth a warning.
+	seen := phases()
+	if len(seen) > 0 && seen[0] == musterv1.PhasePending {
+		seen = seen[1:] // before the first pod runs
+	}
+	g.Expect(seen).To(gomega.Equal([]musterv1.JobPhase{musterv1.PhaseRunning, musterv1.PhaseSucceeded}), "phases %v", phases())
+	job := &musterv1.TrainingJob{}
+	g.Expect(jobClient(g).Get(context.Background(), client.ObjectKey{Namespace: ns, Name: demo.JobName}, job)).To(gomega.Succeed())
+	expectCleanFinish(g, job)
+	expectNoWarnings(g, ns)
 }
 
 // hostPID finds the host process of a pod's container by a marker in its
@@ -246,7 +261,11 @@ func TestScaleUpToMax(t *testing.T) {
 // runDemo runs the demo scenario through the given world sizes (nil: the
 // demo's own) in a namespace of its own.
 func runDemo(t *testing.T, g gomega.Gomega, worlds []int) *demo.Report {
-	ns := newNamespace(t, g)
+	return runDemoIn(t, g, newNamespace(t, g), worlds)
+}
+
+// runDemoIn runs the demo scenario in the namespace ns.
+func runDemoIn(t *testing.T, g gomega.Gomega, ns string, worlds []int) *demo.Report {
 	cfg, err := cluster.RESTConfig()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	bins, _, err := cluster.BinaryPaths()

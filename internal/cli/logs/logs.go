@@ -41,7 +41,7 @@ type Options struct {
 	indexSet  bool
 	Name      string
 	Namespace string
-	Client    client.Client
+	Client    client.WithWatch
 	Kube      kubernetes.Interface
 
 	genericiooptions.IOStreams
@@ -124,16 +124,39 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.Tail >= 0 {
 		opts.TailLines = &o.Tail
 	}
+	latest := &jobState{job: job}
+	opts.Removed = latest.scaledDown
+	if o.Follow {
+		// Following ends with the job: its pods are read to their end and
+		// no new one is awaited.
+		done := make(chan struct{})
+		opts.Done = done
+		watchCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		go func() {
+			err := cmdutil.WatchJob(watchCtx, o.Client, o.Namespace, o.Name, func(j *musterv1.TrainingJob) bool {
+				latest.set(j)
+				if j == nil || j.Status.Finished() {
+					close(done)
+					return true
+				}
+				return false
+			})
+			if err != nil {
+				fmt.Fprintf(o.ErrOut, "cannot watch trainingjob %s/%s (%v): following until interrupted\n", o.Namespace, o.Name, err)
+			}
+		}()
+	}
+	aside := &asideFiles{job: o.Name}
+	defer aside.close()
 	lines := 0
 	err = joblogs.Follow(ctx, o.Kube, o.Namespace, o.Name, opts, func(l joblogs.Line) {
+		if l.Removed {
+			o.setAside(aside, l)
+			return
+		}
 		lines++
-		if o.Timestamps && !l.Time.IsZero() {
-			fmt.Fprint(o.Out, l.Time.UTC().Format(time.RFC3339Nano), " ")
-		}
-		if o.Prefix {
-			fmt.Fprintf(o.Out, "[%s] ", l.Prefix())
-		}
-		fmt.Fprintln(o.Out, l.Text)
+		o.print(l)
 	})
 	if err != nil {
 		return cmdutil.JobError(err, o.Namespace, o.Name)
@@ -143,6 +166,32 @@ func (o *Options) Run(ctx context.Context) error {
 			o.Namespace, o.Name, o.narrowed(), orDash(string(job.Status.Phase)))
 	}
 	return nil
+}
+
+func (o *Options) print(l joblogs.Line) {
+	if o.Timestamps && !l.Time.IsZero() {
+		fmt.Fprint(o.Out, l.Time.UTC().Format(time.RFC3339Nano), " ")
+	}
+	if o.Prefix {
+		fmt.Fprintf(o.Out, "[%s] ", l.Prefix())
+	}
+	fmt.Fprintln(o.Out, l.Text)
+}
+
+// setAside keeps a removed pod's shutdown output in a file of its own and
+// says so once in the stream, so that a scale-down's SIGTERM tracebacks do
+// not drown the training's lines and are still there to read.
+func (o *Options) setAside(a *asideFiles, l joblogs.Line) {
+	path, first, err := a.write(l)
+	if !first {
+		return
+	}
+	note := l
+	note.Text = "removed by a scale-down; its shutdown output is in " + path
+	if err != nil {
+		note.Text = "removed by a scale-down; its shutdown output could not be kept: " + err.Error()
+	}
+	o.print(note)
 }
 
 func (o *Options) narrowed() string {

@@ -3,14 +3,19 @@ package logs
 import (
 	"context"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 
 	"github.com/muster-dev/muster/internal/cli/clitest"
 	"github.com/muster-dev/muster/internal/testutil"
@@ -163,5 +168,76 @@ func TestLogsErrors(t *testing.T) {
 				t.Fatalf("error %v, want %q", r.Error, tc.want)
 			}
 		})
+	}
+}
+
+// `muster logs -f` ends with the job: once it has finished, the pods are
+// read to their end and the command returns by itself.
+func TestLogsFollowEndsWithTheJob(t *testing.T) {
+	f := clitest.NewFactory(clitest.Options{}, objects()...)
+	podLogs(f, nil)
+	out := &syncWriter{}
+	done := make(chan error)
+	kube, _ := f.KubeClient()
+	o := &Options{Follow: true, Tail: -1, MaxStreams: 8, Prefix: true, Name: "pet", Namespace: "team", Client: f.Jobs, Kube: kube}
+	o.Out, o.ErrOut = out, out
+	go func() { done <- o.Run(context.Background()) }()
+	waitFor(t, func() bool { return strings.Count(out.String(), "\n") >= 8 })
+
+	job := clitest.ElasticJob()
+	if err := f.Jobs.Get(context.Background(), client.ObjectKeyFromObject(job), job); err != nil {
+		t.Fatal(err)
+	}
+	job.Status.Phase = musterv1.PhaseSucceeded
+	apimeta.SetStatusCondition(&job.Status.Conditions, metav1.Condition{Type: string(musterv1.ConditionSucceeded),
+		Status: metav1.ConditionTrue, Reason: musterv1.ReasonCompletionPolicy})
+	if err := f.Jobs.Status().Update(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("logs -f still following a job that has ended")
+	}
+}
+
+// A pod that a scale-down removes writes its shutdown output aside: the
+// stream says once where it is, and the file holds it.
+func TestLogsSetsAsideTheOutputOfAScaledDownPod(t *testing.T) {
+	job := clitest.ElasticJob()
+	job.Status.Roles = []musterv1.RoleStatus{{Name: "worker", Tasks: []musterv1.TaskStatus{
+		{Index: 0, Count: 1, State: musterv1.TaskRunning},
+		{Index: 1, Count: 1, State: musterv1.TaskRunning, DeletionPending: true},
+	}}}
+	objs := []runtime.Object{job}
+	for _, p := range clitest.ElasticPods() {
+		if p.Name == "pet-worker-1" {
+			// Its deletion began between its two lines (at +2 s and +6 s).
+			p.DeletionTimestamp = &metav1.Time{Time: clitest.Now.Add(9 * time.Second)}
+			p.DeletionGracePeriodSeconds = new(int64(5))
+		}
+		objs = append(objs, p)
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	f := clitest.NewFactory(clitest.Options{}, objs...)
+	podLogs(f, nil)
+	r := clitest.Run(t, NewCmd, f, "pet", "--role", "worker")
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	if !strings.Contains(r.Out, "[worker-1#3] step 0 on pet-worker-1") || strings.Contains(r.Out, "step 1 on pet-worker-1") {
+		t.Errorf("the line before the deletion belongs in the stream, the one after it does not:\n%s", r.Out)
+	}
+	_, path, ok := strings.Cut(r.Out, "[worker-1#3] removed by a scale-down; its shutdown output is in ")
+	if !ok {
+		t.Fatalf("no note of the removal:\n%s", r.Out)
+	}
+	path, _, _ = strings.Cut(path, "\n")
+	kept, err := os.ReadFile(path)
+	if err != nil || string(kept) != "step 1 on pet-worker-1\n" {
+		t.Errorf("kept %q (%v)", kept, err)
 	}
 }

@@ -187,3 +187,22 @@ func TestDebugReplacesCommands(t *testing.T) {
 		})
 	}
 }
+
+// The store pod watches the very rendezvous the agents join: without the
+// agents' run id it could not release an exit barrier that waits on an agent
+// that is gone.
+func TestStorePodWatchesTheAgentsRendezvous(t *testing.T) {
+	job := testutil.MakeJob("el", "ns").UID("u").Role("worker", 3).Elastic(2, 4).Obj()
+	store, err := DesiredStorePod(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	worker, err := DesiredPod(job, &job.Spec.Roles[0], 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, want := testutil.Env(store.Spec.Containers[0])["MUSTER_RDZV_ID"], testutil.Env(worker.Spec.Containers[0])["PET_RDZV_ID"]
+	if got == "" || got != want {
+		t.Errorf("store's MUSTER_RDZV_ID = %q, the agents' PET_RDZV_ID = %q", got, want)
+	}
+}

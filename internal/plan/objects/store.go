@@ -14,9 +14,10 @@ import (
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
-// StoreScript runs a c10d TCPStore server and nothing else. The agents all
-// connect to it as clients, so no worker's loss takes the rendezvous state
-// with it.
+// StoreScript runs a c10d TCPStore server. The agents all connect to it as
+// clients, so no worker's loss takes the rendezvous state with it; and it
+// releases torch's exit barrier from waiting on an agent that is gone (see
+// the script).
 //
 //go:embed store.py
 var StoreScript string
@@ -103,7 +104,14 @@ func DesiredStorePod(job *musterv1.TrainingJob) (*corev1.Pod, error) {
 			Containers: []corev1.Container{{
 				Name: "store", Image: c.Image, ImagePullPolicy: c.ImagePullPolicy,
 				Command:         []string{"python3", "-c", StoreScript},
-				Env:             []corev1.EnvVar{{Name: "MUSTER_STORE_PORT", Value: strconv.Itoa(int(port))}, {Name: "PYTHONUNBUFFERED", Value: "1"}},
+				Env: []corev1.EnvVar{
+					{Name: "MUSTER_STORE_PORT", Value: strconv.Itoa(int(port))},
+					// The agents' run id (PET_RDZV_ID): the store watches
+					// that rendezvous to release an exit barrier that waits
+					// on an agent that is gone.
+					{Name: "MUSTER_RDZV_ID", Value: string(job.UID)},
+					{Name: "PYTHONUNBUFFERED", Value: "1"},
+				},
 				Ports:           []corev1.ContainerPort{{Name: "rendezvous", ContainerPort: port}},
 				SecurityContext: c.SecurityContext,
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
