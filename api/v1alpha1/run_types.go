@@ -26,6 +26,17 @@ type RunPolicy struct {
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
 
+	// restartRequest asks for a new attempt of a running job when its value
+	// changes: every pod is replaced, as by a RestartJob rule, and the
+	// restart is counted in status.restarts.total but never against
+	// spec.failurePolicy.backoffLimit. `muster restart` sets it to the time
+	// of the request. A value the job was created with, or one set while the
+	// job is suspended, held or finished, starts nothing: the job records it
+	// in status.restartRequest as seen.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	RestartRequest string `json:"restartRequest,omitempty"`
+
 	// activeDeadlineSeconds fails the job once it has run this long since
 	// it last started or resumed.
 	// +kubebuilder:validation:Minimum=1

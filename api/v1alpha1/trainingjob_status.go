@@ -106,6 +106,13 @@ type TrainingJobStatus struct {
 	// +optional
 	Retries RestartCounts `json:"retries,omitzero"`
 
+	// restartRequest is the last spec.run.restartRequest the job has seen:
+	// acted on with a new attempt when it came while the job ran, recorded
+	// only otherwise.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	RestartRequest string `json:"restartRequest,omitempty"`
+
 	// nextAttemptTime is set while a new attempt waits out a random delay
 	// after a resource conflict; no pod is created before it.
 	// +optional

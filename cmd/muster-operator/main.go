@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
@@ -35,6 +36,8 @@ type flags struct {
 	createWorkers           int
 	podEventBatch           time.Duration
 	metricsAddr, healthAddr string
+	metricsSecure           bool
+	metricsCertDir          string
 	leaderElect             bool
 	leaderElectionNamespace string
 	namespaces              string
@@ -68,7 +71,13 @@ func parseFlags() *flags {
 	flag.IntVar(&f.concurrentReconciles, "concurrent-reconciles", 50, "jobs reconciled at the same time")
 	flag.IntVar(&f.createWorkers, "pod-create-workers", 32, "pod creates or deletes one job issues in parallel")
 	flag.DurationVar(&f.podEventBatch, "pod-event-batch", 500*time.Millisecond, "how long pod changes are gathered before their job is reconciled")
-	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 disables it")
+	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 disables it")
+	// Metrics tell who runs what where; by default only a client the API
+	// server authenticates and authorizes (get on the non-resource URL
+	// /metrics, e.g. through the muster-metrics-reader ClusterRole) reads
+	// them, over TLS.
+	flag.BoolVar(&f.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the API server authenticates (TokenReview) and authorizes (SubjectAccessReview); false serves plain HTTP to anyone")
+	flag.StringVar(&f.metricsCertDir, "metrics-cert-dir", "", "folder with tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate)")
 	flag.StringVar(&f.healthAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
 	flag.BoolVar(&f.leaderElect, "leader-elect", true, "elect a leader so only one replica acts")
 	flag.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the operator's own)")
@@ -139,7 +148,7 @@ func run(f *flags) error {
 		Scheme:                        scheme,
 		WebhookServer:                 webhookServer,
 		Cache:                         controller.CacheOptions(namespaces, gangs, f.kueue),
-		Metrics:                       metricsserver.Options{BindAddress: f.metricsAddr},
+		Metrics:                       metricsOptions(f),
 		HealthProbeBindAddress:        f.healthAddr,
 		LeaderElection:                f.leaderElect,
 		LeaderElectionID:              "muster-operator.muster.dev",
@@ -180,6 +189,22 @@ func run(f *flags) error {
 	}
 	ctrl.Log.Info("Starting muster-operator")
 	return mgr.Start(ctrl.SetupSignalHandler())
+}
+
+// Checking a metrics client's token and its right to read /metrics:
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// metricsOptions serves metrics over HTTPS behind the API server's
+// authentication and authorization unless --metrics-secure=false.
+func metricsOptions(f *flags) metricsserver.Options {
+	o := metricsserver.Options{BindAddress: f.metricsAddr}
+	if f.metricsSecure {
+		o.SecureServing = true
+		o.CertDir = f.metricsCertDir
+		o.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	return o
 }
 
 // setupWebhooks registers the admission webhook and the rotator of its

@@ -21,6 +21,7 @@ import (
 	"github.com/muster-dev/muster/internal/cli/events"
 	"github.com/muster-dev/muster/internal/cli/get"
 	"github.com/muster-dev/muster/internal/cli/logs"
+	"github.com/muster-dev/muster/internal/cli/restart"
 	"github.com/muster-dev/muster/internal/cli/scale"
 	"github.com/muster-dev/muster/internal/cli/stop"
 	"github.com/muster-dev/muster/internal/cli/suspend"
@@ -95,7 +96,7 @@ func NewRootCommand(o Options) *cobra.Command {
 	}
 	add("basic", get.NewCmd(f, o.IOStreams), describe.NewCmd(f, o.IOStreams), create.NewCmd(f, o.IOStreams), delete.NewCmd(f, o.IOStreams))
 	add("drive", scale.NewCmd(f, o.IOStreams), suspend.NewSuspendCmd(f, o.IOStreams), suspend.NewResumeCmd(f, o.IOStreams),
-		stop.NewCmd(f, o.IOStreams), wait.NewCmd(f, o.IOStreams))
+		stop.NewCmd(f, o.IOStreams), restart.NewCmd(f, o.IOStreams), wait.NewCmd(f, o.IOStreams))
 	add("debug", logs.NewCmd(f, o.IOStreams), events.NewCmd(f, o.IOStreams))
 	root.AddCommand(version.NewCmd(f, o.IOStreams))
 	root.SetIn(o.In)

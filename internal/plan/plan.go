@@ -80,6 +80,7 @@ func Plan(in Input) Result {
 	removeStrays(c, &out)
 
 	var held holdUps
+	restartRequested := takeRestartRequest(job, status)
 	policyMsg, policyHeld := suspendedByPolicy(c, status)
 	switch {
 	case isFinished(status):
@@ -104,6 +105,9 @@ func Plan(in Input) Result {
 		ensureService(c, status, in.HasService, &out)
 		resume(c, status, &out)
 		v, blocked := createFailures(in.CreateFailures, &out)
+		if restartRequested && !v.decided() {
+			v.restart = requestedRestart(job)
+		}
 		v, held = run(c.withClassifier(), status, v, &out)
 		held.blocked = blocked
 		if !isFinished(status) && v.restart == nil {

@@ -182,3 +182,27 @@ func TestGracefulDeletionTimeout(t *testing.T) {
 	e.g.Expect(time.Since(start)).To(gomega.BeNumerically("<", 25*time.Second), "well before the 30 s grace period")
 	e.g.Expect(replacement.Labels).To(gomega.HaveKeyWithValue(musterv1.LabelTaskAttempt, "2"))
 }
+
+// `muster restart`'s request: a new attempt of a running job, every pod
+// made anew, the restart counted but not charged, and the request taken
+// once.
+func TestRestartRequestStartsANewAttempt(t *testing.T) {
+	e := newEnv(t)
+	e.create(e.job("again").Role("worker", 2).BackoffLimit(0).Obj())
+	pods := e.runAll("again", 2)
+	e.waitPhase("again", musterv1.PhaseRunning)
+	e.g.Expect(e.update("again", func(j *musterv1.TrainingJob) { j.Spec.Run.RestartRequest = "2026-11-24T02:00:00Z" })).To(gomega.Succeed())
+	e.g.Eventually(func(g gomega.Gomega) {
+		now := e.pods("again")
+		g.Expect(now).To(gomega.HaveLen(2))
+		for i, p := range now {
+			g.Expect(p.UID).NotTo(gomega.Equal(pods[i].UID), p.Name)
+			g.Expect(p.Labels).To(gomega.HaveKeyWithValue(musterv1.LabelJobAttempt, "1"))
+		}
+	}, timeout, interval).Should(gomega.Succeed())
+	e.runAll("again", 2)
+	got := e.waitPhase("again", musterv1.PhaseRunning)
+	e.g.Expect(got.Status.Attempt).To(gomega.Equal(int32(1)))
+	e.g.Expect(got.Status.Restarts).To(gomega.Equal(musterv1.RestartCounts{Total: 1}))
+	e.g.Expect(got.Status.RestartRequest).To(gomega.Equal("2026-11-24T02:00:00Z"))
+}
