@@ -39,7 +39,9 @@ func TestMetricsNeedAuthorization(t *testing.T) {
 	}
 	_, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, binding, metav1.CreateOptions{})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	t.Cleanup(func() { _ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = cs.RbacV1().ClusterRoleBindings().Delete(context.Background(), binding.Name, metav1.DeleteOptions{})
+	})
 	g.Eventually(func() scraped { return scrape(g, reader) }, 30*time.Second, time.Second).Should(gomega.And(
 		gomega.HaveField("Code", http.StatusOK),
 		gomega.HaveField("Body", gomega.ContainSubstring("controller_runtime_reconcile_total")),

@@ -103,7 +103,7 @@ func DesiredStorePod(job *musterv1.TrainingJob) (*corev1.Pod, error) {
 			SecurityContext:               tmpl.SecurityContext,
 			Containers: []corev1.Container{{
 				Name: "store", Image: c.Image, ImagePullPolicy: c.ImagePullPolicy,
-				Command:         []string{"python3", "-c", StoreScript},
+				Command: []string{"python3", "-c", StoreScript},
 				Env: []corev1.EnvVar{
 					{Name: "MUSTER_STORE_PORT", Value: strconv.Itoa(int(port))},
 					// The agents' run id (PET_RDZV_ID): the store watches
