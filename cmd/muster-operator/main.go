@@ -148,6 +148,7 @@ func run(f *flags) error {
 		Scheme:                        scheme,
 		WebhookServer:                 webhookServer,
 		Cache:                         controller.CacheOptions(namespaces, gangs, f.kueue),
+		Client:                        controller.ClientOptions(),
 		Metrics:                       metricsOptions(f),
 		HealthProbeBindAddress:        f.healthAddr,
 		LeaderElection:                f.leaderElect,

@@ -20,8 +20,11 @@ import (
 // queued is a job's Kueue Workload as observed, and where its admitted
 // roles' pods go.
 type queued struct {
-	workload   *unstructured.Unstructured
-	state      kueue.State
+	workload *unstructured.Unstructured
+	state    kueue.State
+	// matches is whether the Workload still describes the job as it is
+	// (its pod sets' counts and queue), computed once per reconcile.
+	matches    bool
 	placements map[string]kueue.Placement
 }
 
@@ -43,16 +46,16 @@ func (r *Reconciler) observeQueue(ctx context.Context, job *musterv1.TrainingJob
 	case err != nil:
 		return nil, nil, err
 	}
-	q := &queued{workload: wl, state: kueue.Observe(wl)}
 	want, err := kueue.Desired(job, nil)
 	if err != nil {
 		return nil, nil, err
 	}
+	q := &queued{workload: wl, state: kueue.Observe(wl), matches: kueue.Matches(wl, want)}
 	st := q.state
 	switch {
 	case st.Evicted:
 		in.Reason, in.Message = musterv1.ReasonEvicted, "Kueue evicted the job ("+st.Reason+"): "+st.Message
-	case !kueue.Matches(wl, want):
+	case !q.matches:
 		in.Reason, in.Message = musterv1.ReasonWaitingForAdmission, "the job's size or queue changed: queueing it again as it is now"
 	case !st.Admitted:
 		in.Reason = musterv1.ReasonWaitingForAdmission
@@ -99,12 +102,7 @@ func (r *Reconciler) syncQueue(ctx context.Context, job *musterv1.TrainingJob, q
 	if st.Completion != nil {
 		js.Message = st.Completion.Message
 	}
-	want, err := kueue.Desired(job, nil)
-	if err != nil {
-		return err
-	}
-	matches := q.workload != nil && kueue.Matches(q.workload, want)
-	step := kueue.Decide(q.workload != nil, q.state, matches, js)
+	step := kueue.Decide(q.workload != nil, q.state, q.matches, js)
 	log := ctrl.LoggerFrom(ctx)
 	switch step {
 	case kueue.StepNone:

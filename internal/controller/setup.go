@@ -48,6 +48,15 @@ func CacheOptions(namespaces []string, gangs GangOptions, kueue bool) cache.Opti
 	return opts
 }
 
+// ClientOptions make the operator's client read unstructured objects (the
+// gang backends' PodGroups, Kueue's Workloads and ResourceFlavors) from the
+// cache that CacheOptions scopes, as it reads typed ones; by default
+// controller-runtime sends every unstructured read to the API server, once
+// per reconcile.
+func ClientOptions() client.Options {
+	return client.Options{Cache: &client.CacheOptions{Unstructured: true}}
+}
+
 // trimPod keeps what planning reads of a pod (metadata and status) and
 // drops its spec, which is most of its size.
 func trimPod(obj any) (any, error) {

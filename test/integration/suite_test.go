@@ -219,6 +219,7 @@ func startOperator(edits ...func(*controller.Options)) (*runningOperator, error)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:     scheme,
 		Cache:      controller.CacheOptions(nil, gangOptions(), true),
+		Client:     controller.ClientOptions(),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	})
