@@ -60,7 +60,7 @@ func Build(ctx context.Context, c *Config, set BuildSet) (*Binaries, error) {
 	}
 	if set.ControlPlane && !isExecutable(filepath.Join(b.ControlPlane, "kube-apiserver")) {
 		c.logf("first run: building Kubernetes %s, etcd %s and the cluster's other parts from source, "+
-			"about 15 to 25 minutes on 2 cores; they are cached in %s, so later runs start in seconds", v.Kubernetes, v.Etcd, c.Cache)
+			"about 10 minutes on 2 cores (15 with other builds running); they are cached in %s, so later runs start in seconds", v.Kubernetes, v.Etcd, c.Cache)
 	}
 	if set.ControlPlane {
 		c.logf("%-24s binaries in %s", "kubernetes "+v.Kubernetes, b.ControlPlane)

@@ -29,6 +29,7 @@ type options struct {
 	capacity       corev1.ResourceList
 	restartBackoff time.Duration
 	logLevel       string
+	cgroups        bool
 }
 
 // repeated collects a repeatable flag.
@@ -54,6 +55,7 @@ func parseFlags(args []string) (*options, error) {
 	fs.Var(&capacity, "capacity", "NAME=QUANTITY: node capacity, e.g. nvidia.com/gpu=8 (repeatable; defaults: the host's CPUs, memory and disk, pods=250)")
 	fs.DurationVar(&o.restartBackoff, "restart-backoff", 10*time.Second, "first crash-loop back-off (doubles up to 5m)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&o.cgroups, "cgroups", true, "put each container in a cgroup limited by its resources (cgroup v2, else v1's cpu and memory)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -29,6 +29,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/muster-dev/muster/tools/procnode/internal/cgroup"
 	"github.com/muster-dev/muster/tools/procnode/internal/ipam"
 	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
 	"github.com/muster-dev/muster/tools/procnode/internal/proc"
@@ -46,6 +47,22 @@ func cleanup(o *options) error {
 		log.Printf("cleanup: killed %d process groups, removed namespaces %v", killed, removed)
 	}
 	return err
+}
+
+// nodeCgroups finds the host's cgroups and removes the empty groups a
+// crashed run left; nil when --cgroups=false or the host has none usable.
+func nodeCgroups(o *options) *cgroup.Manager {
+	if !o.cgroups {
+		return nil
+	}
+	m := cgroup.Detect("/sys/fs/cgroup", "muster-procnode-"+o.nodeName)
+	if m.Version() == cgroup.None {
+		log.Printf("no usable cgroup v2 or v1 cpu and memory controllers: containers run without resource limits")
+		return nil
+	}
+	m.Cleanup()
+	log.Printf("containers run in cgroups (%s) limited by their resources", m.Version())
+	return m
 }
 
 func run(o *options, level slog.Level) error {
@@ -89,6 +106,7 @@ func run(o *options, level slog.Level) error {
 		return fmt.Errorf("provisioner: %w", err)
 	}
 
+	groups := nodeCgroups(o)
 	prov := provider.New(provider.Config{
 		NodeName: o.nodeName, StateDir: o.stateDir, Client: client,
 		Network: network, IPAM: alloc, APIServer: o.apiServer, DNS: o.dns,
@@ -97,6 +115,7 @@ func run(o *options, level slog.Level) error {
 		// Resolved by each child at exec time, so a rebuilt binary on disk
 		// does not mix versions within one node process.
 		ShimPath: "/proc/self/exe",
+		Cgroups:  groups,
 	})
 	n, err := newNode(o, client, prov, port)
 	if err != nil {

@@ -57,15 +57,22 @@ func (r *podRun) startContainer(c *ctr) (*attempt, error) {
 	a.env = finalEnv(env, mappedDir, dnsconf.Hostname(pod), pod.Spec.HostNetwork)
 	argv := podenv.ExpandArgs(append(append([]string(nil), spec.Command...), spec.Args...), env)
 
+	if a.cgroup, err = r.containerCgroup(pod, spec, index); err != nil {
+		return nil, err
+	}
+	keep, all := capabilities(spec)
 	s := &shim.Spec{
-		Mounts:     r.shimMounts(pod, spec, mounts, a),
-		WorkingDir: spec.WorkingDir,
-		Argv:       argv,
-		Env:        a.env,
-		MappedDir:  mappedDir,
-		ScratchDir: filepath.Join(runDir, "scratch", fmt.Sprintf("%s-%d", spec.Name, index)),
-		TmpDir:     filepath.Join(r.dir, "tmp", spec.Name),
-		ErrorFile:  a.errFile,
+		Cgroups:          a.cgroup.Dirs,
+		KeepCapabilities: keep,
+		AllCapabilities:  all,
+		Mounts:           r.shimMounts(pod, spec, mounts, a),
+		WorkingDir:       spec.WorkingDir,
+		Argv:             argv,
+		Env:              a.env,
+		MappedDir:        mappedDir,
+		ScratchDir:       filepath.Join(runDir, "scratch", fmt.Sprintf("%s-%d", spec.Name, index)),
+		TmpDir:           filepath.Join(r.dir, "tmp", spec.Name),
+		ErrorFile:        a.errFile,
 	}
 	if !pod.Spec.HostNetwork {
 		s.NetNS = nsPath
@@ -331,9 +338,14 @@ func (a *attempt) result(startedAt time.Time, c *corev1.Container) *corev1.Conta
 		t.Message = strings.TrimSpace(string(msg))
 		return t
 	}
-	if t.ExitCode == 0 {
+	switch {
+	case t.ExitCode == 0:
 		t.Reason = "Completed"
-	} else {
+	case ws.Signaled() && ws.Signal() == syscall.SIGKILL && a.cgroup != nil && a.cgroup.OOMKilled():
+		// The kernel killed it for going over limits.memory, as a
+		// runtime reports it.
+		t.Reason = "OOMKilled"
+	default:
 		t.Reason = "Error"
 	}
 	if msg := readLimited(a.termFile, 4096); msg != "" {

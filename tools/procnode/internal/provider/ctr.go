@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/muster-dev/muster/tools/procnode/internal/cgroup"
 	"github.com/muster-dev/muster/tools/procnode/internal/logs"
 	"github.com/muster-dev/muster/tools/procnode/internal/proc"
 )
@@ -40,6 +41,7 @@ type attempt struct {
 	termFile string
 	env      []string
 	workDir  string
+	cgroup   *cgroup.Group
 }
 
 func newCtr(c corev1.Container, isInit bool, prev map[string]corev1.ContainerStatus) *ctr {

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/muster-dev/muster/tools/procnode/internal/cgroup"
 	"github.com/muster-dev/muster/tools/procnode/internal/ipam"
 	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
 )
@@ -35,6 +36,9 @@ type Config struct {
 	RestartBackoff time.Duration
 	// ShimPath is the executable started as the container shim.
 	ShimPath string
+	// Cgroups makes each container attempt's cgroup; nil runs containers
+	// without limits.
+	Cgroups *cgroup.Manager
 }
 
 // HostIP is the node's address as pods and the API server see it.

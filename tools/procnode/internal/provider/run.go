@@ -227,6 +227,9 @@ func (r *podRun) run() {
 	if err := os.RemoveAll(r.dir); err != nil {
 		r.logf("removing %s: %v", r.dir, err)
 	}
+	if r.p.cfg.Cgroups != nil {
+		r.p.cfg.Cgroups.RemoveEmpty(string(r.uid()))
+	}
 	r.deleteFromAPI()
 }
 

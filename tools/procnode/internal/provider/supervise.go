@@ -70,6 +70,7 @@ func (r *podRun) runOnce(c *ctr, stop *stopper) (code int32, stopped bool, ranFo
 	forgetProc(r.p.cfg.StateDir, a.proc.Pid)
 	<-probesDone
 	res := a.result(startedAt, &c.spec)
+	releaseCgroup(a.cgroup)
 
 	r.mu.Lock()
 	c.state = corev1.ContainerState{Terminated: res}

@@ -11,6 +11,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/muster-dev/muster/tools/procnode/internal/cgroup"
 )
 
 // startError is a failure to start the container, with its exit code.
@@ -62,6 +64,9 @@ func Main(args []string) {
 func run(s *Spec) error {
 	if len(s.Argv) == 0 {
 		return fail(ExitNotFound, "no command given: the process node cannot read an image's entrypoint, set command in the pod spec")
+	}
+	if err := cgroup.Join(s.Cgroups); err != nil {
+		return fail(ExitSetupFailed, "%v", err)
 	}
 	if err := isolate(s); err != nil {
 		return err
@@ -172,6 +177,10 @@ func execCommand(s *Spec) error {
 	path, err := resolveCommand(s.Argv[0], envValue(s.Env, "PATH"), s.MappedDir)
 	if err != nil {
 		return err
+	}
+	// Last: the set-up above needs the capabilities this takes away.
+	if err := dropCapabilities(s); err != nil {
+		return fail(ExitSetupFailed, "dropping capabilities: %v", err)
 	}
 	if err := setCredentials(s); err != nil {
 		return fail(ExitSetupFailed, "setting user: %v", err)

@@ -39,6 +39,15 @@ type Spec struct {
 	TmpDir string `json:"tmpDir,omitempty"`
 	// ErrorFile receives the reason when the container cannot be started.
 	ErrorFile string `json:"errorFile"`
+	// Cgroups are the folders of the attempt's cgroup; the shim joins them
+	// before anything else, so the command and all it starts are inside.
+	Cgroups []string `json:"cgroups,omitempty"`
+	// KeepCapabilities are the capabilities (numbers) the command keeps;
+	// every other one leaves the bounding set before exec. Nil keeps all
+	// (a privileged container).
+	KeepCapabilities []int `json:"keepCapabilities,omitempty"`
+	// AllCapabilities keeps every capability: a privileged container.
+	AllCapabilities bool `json:"allCapabilities,omitempty"`
 }
 
 // Exit codes of a container that could not be started, following the shell:
