@@ -86,6 +86,8 @@ func Up(ctx context.Context, c *Config) (err error) {
 		return err
 	}
 	c.logf("cluster up in %s; kubeconfig %s", since(start), c.Kubeconfig())
+	c.logf("note: the process node is a trusted, single-user development node: its pods are root processes " +
+		"on this machine, kept within their resources' CPU and memory limits and the default capabilities, not sandboxed")
 	return nil
 }
 

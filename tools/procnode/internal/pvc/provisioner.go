@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/muster-dev/muster/tools/procnode/internal/volume"
@@ -35,6 +36,10 @@ const (
 
 	annProvisionedBy = "pv.kubernetes.io/provisioned-by"
 	annNode          = "muster.dev/process-node"
+	// annReclaim is the claim's class's reclaim policy, which the node
+	// carries out itself: the volume's own policy is always Retain so that
+	// kube-controller-manager never tries to delete a hostPath volume.
+	annReclaim = "muster.dev/reclaim-policy"
 )
 
 // Provisioner watches claims and volumes.
@@ -44,7 +49,10 @@ type Provisioner struct {
 	stateDir string
 	claims   corelisters.PersistentVolumeClaimLister
 	volumes  corelisters.PersistentVolumeLister
+	classes  storagelisters.StorageClassLister
 	kick     chan struct{}
+	// kept are the retained volumes already reported, to say so once.
+	kept map[string]bool
 }
 
 // Run ensures the storage class exists and reconciles until ctx ends.
@@ -57,7 +65,9 @@ func Run(ctx context.Context, client kubernetes.Interface, node, stateDir string
 		client: client, node: node, stateDir: stateDir,
 		claims:  f.Core().V1().PersistentVolumeClaims().Lister(),
 		volumes: f.Core().V1().PersistentVolumes().Lister(),
+		classes: f.Storage().V1().StorageClasses().Lister(),
 		kick:    make(chan struct{}, 1),
+		kept:    map[string]bool{},
 	}
 	h := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { p.trigger() },
@@ -68,6 +78,9 @@ func Run(ctx context.Context, client kubernetes.Interface, node, stateDir string
 		return err
 	}
 	if _, err := f.Core().V1().PersistentVolumes().Informer().AddEventHandler(h); err != nil {
+		return err
+	}
+	if _, err := f.Storage().V1().StorageClasses().Informer().AddEventHandler(h); err != nil {
 		return err
 	}
 	f.Start(ctx.Done())
@@ -122,10 +135,44 @@ func ensureClass(ctx context.Context, c kubernetes.Interface) error {
 	return err
 }
 
-// ours reports whether the node should provision the claim.
-func ours(c *corev1.PersistentVolumeClaim) bool {
+// ours reports whether the node should provision the claim: one without
+// a class, of the node's own class, or of any class whose provisioner is
+// the node (a class of the user's with reclaimPolicy Retain, say). class is
+// the claim's class, nil when it names none or one that does not exist.
+func ours(c *corev1.PersistentVolumeClaim, class *storagev1.StorageClass) bool {
 	sc := c.Spec.StorageClassName
-	return sc == nil || *sc == "" || *sc == ClassName
+	switch {
+	case sc == nil || *sc == "" || *sc == ClassName:
+		return true
+	case class != nil:
+		return class.Provisioner == ProvisionerName
+	}
+	return false
+}
+
+// reclaimPolicy is what happens to a claim's data when the claim goes: its
+// class's policy, Delete (the default of a class) without one.
+func reclaimPolicy(class *storagev1.StorageClass) corev1.PersistentVolumeReclaimPolicy {
+	if class != nil && class.ReclaimPolicy != nil {
+		return *class.ReclaimPolicy
+	}
+	return corev1.PersistentVolumeReclaimDelete
+}
+
+// classOf is the claim's class, or nil.
+func (p *Provisioner) classOf(c *corev1.PersistentVolumeClaim) *storagev1.StorageClass {
+	name := ClassName
+	if c.Spec.StorageClassName != nil && *c.Spec.StorageClassName != "" {
+		name = *c.Spec.StorageClassName
+	}
+	if p.classes == nil {
+		return nil
+	}
+	class, err := p.classes.Get(name)
+	if err != nil {
+		return nil
+	}
+	return class
 }
 
 func volumeName(c *corev1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }
@@ -163,7 +210,7 @@ func (p *Provisioner) reconcile(ctx context.Context) error {
 // provisionPending creates a volume for each of our claims that has none.
 func (p *Provisioner) provisionPending(ctx context.Context, claims []*corev1.PersistentVolumeClaim) {
 	for _, c := range claims {
-		if !ours(c) || c.Spec.VolumeName != "" || c.DeletionTimestamp != nil {
+		if !ours(c, p.classOf(c)) || c.Spec.VolumeName != "" || c.DeletionTimestamp != nil {
 			continue
 		}
 		if _, err := p.volumes.Get(volumeName(c)); err == nil {
@@ -177,7 +224,17 @@ func (p *Provisioner) provisionPending(ctx context.Context, claims []*corev1.Per
 
 // release deletes the volume of a claim that is gone, and its data unless a
 // new claim of the same name (sameName, nil if none) already uses the folder.
+// A volume whose class retains data is left as it is (Released), and its
+// folder with it: a new claim of the same name finds the data again.
 func (p *Provisioner) release(ctx context.Context, pv *corev1.PersistentVolume, sameName *corev1.PersistentVolumeClaim) {
+	if pv.Annotations[annReclaim] == string(corev1.PersistentVolumeReclaimRetain) {
+		if !p.kept[pv.Name] {
+			p.kept[pv.Name] = true
+			log.Printf("provisioner: claim %s/%s is gone; keeping %s and its data (reclaim policy Retain)",
+				pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name, pv.Name)
+		}
+		return
+	}
 	err := p.client.CoreV1().PersistentVolumes().Delete(ctx, pv.Name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
 		log.Printf("provisioner: deleting %s: %v", pv.Name, err)
@@ -217,8 +274,9 @@ func (p *Provisioner) provision(ctx context.Context, c *corev1.PersistentVolumeC
 	dirType := corev1.HostPathDirectoryOrCreate
 	pv := &corev1.PersistentVolume{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:        volumeName(c),
-			Annotations: map[string]string{annProvisionedBy: ProvisionerName, annNode: p.node},
+			Name: volumeName(c),
+			Annotations: map[string]string{annProvisionedBy: ProvisionerName, annNode: p.node,
+				annReclaim: string(reclaimPolicy(p.classOf(c)))},
 		},
 		Spec: corev1.PersistentVolumeSpec{
 			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
