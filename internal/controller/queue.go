@@ -72,7 +72,7 @@ func (r *Reconciler) observeQueue(ctx context.Context, job *musterv1.TrainingJob
 			in.Reason, in.Message = musterv1.ReasonWaitingForAdmission, err.Error()
 			return in, q, nil
 		}
-		in.Admitted, in.ClusterQueue = true, st.ClusterQueue
+		in.Admitted, in.ClusterQueue, in.Counts = true, st.ClusterQueue, st.Counts
 	}
 	return in, q, nil
 }

@@ -54,3 +54,23 @@ func TestGangAndAdmissionLeaveTheInputJob(t *testing.T) {
 		t.Errorf("status.scheduling = %+v", res.Status.Scheduling)
 	}
 }
+
+// Kueue's partial admission: a scalable role admitted smaller runs at the
+// admitted size, never below its minimum; fixed roles keep theirs.
+func TestPartialAdmissionRunsAtTheAdmittedSize(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("u").Role("ps", 1).Role("w", 6).Scalable(2, 6).Obj()
+	res := Plan(Input{Job: job, HasService: true, Now: time.Unix(1000, 0),
+		Admission: &Admission{Queue: "q", Workload: "wl", Admitted: true, ClusterQueue: "cq", Counts: map[string]int32{"w": 3}}})
+	roles := map[string]int{}
+	for _, p := range res.CreatePods {
+		roles[p.Labels[musterv1.LabelRole]]++
+	}
+	if roles["ps"] != 1 || roles["w"] != 3 {
+		t.Errorf("created %v, want ps 1 and w 3", roles)
+	}
+	below := Plan(Input{Job: job, HasService: true, Now: time.Unix(1000, 0),
+		Admission: &Admission{Admitted: true, Counts: map[string]int32{"w": 1}}})
+	if n := len(below.CreatePods); n != 1+2 {
+		t.Errorf("admitted below the minimum: %d pods, want the minimum's 2 and the ps", n)
+	}
+}

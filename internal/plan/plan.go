@@ -72,7 +72,7 @@ type Result struct {
 // Plan decides what to do next for a job. Its phases run in order, each
 // taking what the earlier ones returned (see the package doc).
 func Plan(in Input) Result {
-	job := topology.Effective(in.Job)
+	job := admittedSize(topology.Effective(in.Job), in.Admission)
 	status := workingStatus(job, &in.Job.Status)
 	c := newContext(job, in.Now, in.Pods, status)
 	attachPods(status, c.pods)

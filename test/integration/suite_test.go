@@ -216,13 +216,23 @@ type runningOperator struct {
 // startOperator runs the operator's controllers with the same Setup and
 // cache options as the binary.
 func startOperator(edits ...func(*controller.Options)) (*runningOperator, error) {
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	return startOperatorWith(nil, edits...)
+}
+
+// startOperatorWith is startOperator with the manager's options edited too
+// (leader election, say).
+func startOperatorWith(manager func(*ctrl.Options), edits ...func(*controller.Options)) (*runningOperator, error) {
+	mo := ctrl.Options{
 		Scheme:     scheme,
 		Cache:      controller.CacheOptions(nil, gangOptions(), true),
 		Client:     controller.ClientOptions(),
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
-	})
+	}
+	if manager != nil {
+		manager(&mo)
+	}
+	mgr, err := ctrl.NewManager(cfg, mo)
 	if err != nil {
 		return nil, err
 	}

@@ -70,8 +70,11 @@ func WorkloadName(job *musterv1.TrainingJob) string {
 
 // Desired is the job's Workload: one podSet per role with a task to run,
 // counted at the job's current size, each with the role's pod template,
-// which Kueue reads the requests, node selectors and tolerations of.
-// priority is the value of the job's PriorityClass, nil for none.
+// which Kueue reads the requests, node selectors and tolerations of. A
+// scalable role's podSet carries its minReplicas as minCount, so Kueue may
+// admit the job smaller when the quota is short (partial admission); the
+// job then runs at the admitted size. priority is the value of the job's
+// PriorityClass, nil for none.
 func Desired(job *musterv1.TrainingJob, priority *int32) (*unstructured.Unstructured, error) {
 	eff := topology.Effective(job)
 	var sets []any
@@ -84,7 +87,13 @@ func Desired(job *musterv1.TrainingJob, priority *int32) (*unstructured.Unstruct
 		if err != nil {
 			return nil, fmt.Errorf("role %s: %w", r.Name, err)
 		}
-		sets = append(sets, map[string]any{"name": r.Name, "count": int64(n), "template": tmpl})
+		set := map[string]any{"name": r.Name, "count": int64(n), "template": tmpl}
+		if topology.ScalingOf(job, r.Name) != nil {
+			if least := topology.MinReplicas(job, &r); least < n {
+				set["minCount"] = int64(least)
+			}
+		}
+		sets = append(sets, set)
 	}
 	spec := map[string]any{"queueName": QueueName(job), "podSets": sets}
 	// Kueue wants a priority class's value beside its name.
@@ -137,6 +146,9 @@ type State struct {
 	Reason, Message string
 	// Flavors are the ResourceFlavors assigned to each podSet.
 	Flavors map[string][]string
+	// Counts are the admitted counts of the podSets Kueue admitted with
+	// fewer pods than asked (partial admission).
+	Counts map[string]int32
 }
 
 // Observe reads a Workload's status.
@@ -169,6 +181,12 @@ func Observe(wl *unstructured.Unstructured) State {
 			st.Flavors = map[string][]string{}
 		}
 		st.Flavors[name] = names
+		if n, ok := m["count"].(int64); ok && n < Counts(wl)[name] {
+			if st.Counts == nil {
+				st.Counts = map[string]int32{}
+			}
+			st.Counts[name] = int32(n)
+		}
 	}
 	return st
 }

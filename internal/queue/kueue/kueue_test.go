@@ -113,3 +113,29 @@ func TestDecideIsOneStepAtATime(t *testing.T) {
 		}
 	}
 }
+
+// A scalable role's podSet may be admitted down to its minReplicas; the
+// admitted count is read back when Kueue admits fewer.
+func TestPartialAdmission(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("u").Role("ps", 1).Role("w", 4).Scalable(2, 6).Labels(kueue.LabelQueueName, "q").Obj()
+	wl, err := kueue.Desired(job, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sets, _, _ := unstructured.NestedSlice(wl.Object, "spec", "podSets")
+	mins := map[string]any{}
+	for _, s := range sets {
+		m := s.(map[string]any)
+		mins[m["name"].(string)] = m["minCount"]
+	}
+	if mins["w"] != int64(2) || mins["ps"] != nil {
+		t.Fatalf("minCount %v, want w 2 and none for ps", mins)
+	}
+	_ = unstructured.SetNestedSlice(wl.Object, []any{
+		map[string]any{"name": "ps", "count": int64(1), "flavors": map[string]any{"cpu": "default"}},
+		map[string]any{"name": "w", "count": int64(3), "flavors": map[string]any{"cpu": "default"}},
+	}, "status", "admission", "podSetAssignments")
+	if got := kueue.Observe(wl).Counts; len(got) != 1 || got["w"] != 3 {
+		t.Errorf("admitted counts %v, want w 3 only", got)
+	}
+}

@@ -1,0 +1,82 @@
+package integration
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/controller"
+	"github.com/muster-dev/muster/internal/plan"
+)
+
+// Two replicas, as config/manager runs them: only the elected one acts;
+// when it dies without a word (no lease released, as after SIGKILL), the
+// standby leads within the lease duration (15 s, controller-runtime's
+// default, which the binary keeps) and picks the jobs up where the status
+// says they are. Nothing is done twice.
+func TestStandbyTakesOverFromAKilledLeader(t *testing.T) {
+	e := newEnv(t)
+	operator.stop()
+	defer func() {
+		op, err := startOperator()
+		e.g.Expect(err).NotTo(gomega.HaveOccurred())
+		operator = op
+	}()
+
+	var actsA, actsB atomic.Int32
+	replica := func(acts *atomic.Int32, releaseOnCancel bool) *runningOperator {
+		op, err := startOperatorWith(func(o *ctrl.Options) {
+			o.LeaderElection = true
+			o.LeaderElectionID = "muster-operator-" + e.ns
+			o.LeaderElectionNamespace = e.ns
+			o.LeaderElectionReleaseOnCancel = releaseOnCancel
+		}, func(o *controller.Options) {
+			o.ActGate = func(job *musterv1.TrainingJob, _ plan.Result) error {
+				if job.Namespace == e.ns {
+					acts.Add(1)
+				}
+				return nil
+			}
+		})
+		e.g.Expect(err).NotTo(gomega.HaveOccurred())
+		return op
+	}
+	leader := replica(&actsA, false)
+	e.create(e.job("first").Role("worker", 2).Obj())
+	e.waitPodCount("first", 2)
+	standby := replica(&actsB, true)
+	defer standby.stop()
+
+	e.runAll("first", 2)
+	e.waitPhase("first", musterv1.PhaseRunning)
+	e.g.Consistently(actsB.Load, 2*time.Second, 100*time.Millisecond).Should(gomega.BeZero(), "the standby acts on nothing while the leader lives")
+
+	leader.stop() // no lease released: the standby must wait it out
+	killed := time.Now()
+	ledBy := actsA.Load()
+	e.create(e.job("second").Role("worker", 1).Obj())
+	e.g.Eventually(func() []string { return podNames(e.pods("second")) }, 30*time.Second, interval).
+		Should(gomega.ConsistOf("second-worker-0"), "the standby creates the new job's pod")
+	took := time.Since(killed)
+	t.Logf("the standby acted %s after the leader was killed", took.Round(100*time.Millisecond))
+	e.g.Expect(took).To(gomega.BeNumerically("<", 20*time.Second))
+	e.g.Expect(actsA.Load()).To(gomega.Equal(ledBy), "the killed leader did nothing more")
+
+	// The first job's decisions carry over: same pods, no restart.
+	got := e.get("first")
+	e.g.Expect(got.Status.Restarts.Total).To(gomega.BeZero())
+	e.g.Expect(e.pods("first")).To(gomega.HaveLen(2))
+}
+
+func podNames(pods []corev1.Pod) []string {
+	out := make([]string, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
+}
