@@ -166,3 +166,40 @@ func TestKueueAdmitsEvictsAndFinishes(t *testing.T) {
 		Should(gomega.HaveField("Reason", "Succeeded"))
 	e.g.Expect(e.get("kq").Status.Restarts.Accountable).To(gomega.BeZero())
 }
+
+// Kueue's partial admission: a scalable role asks for its minimum as
+// minCount, and when Kueue admits fewer pods than asked the job runs at the
+// admitted size.
+func TestKueuePartialAdmissionRunsTheJobSmaller(t *testing.T) {
+	e := newEnv(t)
+	flavor := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+	flavor.SetGroupVersionKind(kueue.ResourceFlavorKind)
+	flavor.SetName("pool-b")
+	e.g.Expect(client.IgnoreAlreadyExists(k8s.Create(e.ctx(), flavor))).To(gomega.Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(e.ctx(), flavor) })
+
+	spec := e.job("part").Role("worker", 4).Scalable(2, 4).Obj()
+	spec.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
+	job := e.create(spec)
+	wl := e.workload(job)
+	sets, _, _ := unstructured.NestedSlice(wl.Object, "spec", "podSets")
+	e.g.Expect(sets).To(gomega.HaveLen(1))
+	e.g.Expect(sets[0]).To(gomega.HaveKeyWithValue("minCount", int64(2)))
+
+	e.asKueue(job, func(status map[string]any) {
+		status["admission"] = map[string]any{
+			"clusterQueue": "cq-small",
+			"podSetAssignments": []any{map[string]any{
+				"name": "worker", "count": int64(3), "flavors": map[string]any{"cpu": "pool-b"},
+			}},
+		}
+		setCondition(status, kueue.CondQuotaReserved, true, "QuotaReserved", "quota reserved in cq-small")
+		setCondition(status, kueue.CondAdmitted, true, "Admitted", "admitted by cq-small")
+	})
+	e.waitPodCount("part", 3)
+	e.g.Consistently(func() []corev1.Pod { return e.pods("part") }, "2s", interval).Should(gomega.HaveLen(3))
+	got := e.eventuallyJob("part", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Replicas).To(gomega.Equal(int32(3)))
+	})
+	e.g.Expect(got.Status.Scheduling.ClusterQueue).To(gomega.Equal("cq-small"))
+}
