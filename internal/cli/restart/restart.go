@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/cli/cmdutil"
@@ -19,17 +18,13 @@ import (
 
 // Options are restart's.
 type Options struct {
-	Names     []string
-	Namespace string
-	Client    client.Client
-	Clock     clock.PassiveClock
-
-	genericiooptions.IOStreams
+	cmdutil.JobPatch
+	Clock clock.PassiveClock
 }
 
 // NewCmd returns the restart command.
 func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options{IOStreams: streams}
+	o := &Options{JobPatch: cmdutil.JobPatch{IOStreams: streams}}
 	return &cobra.Command{
 		Use:   "restart JOB...",
 		Short: "Start a new attempt of running jobs: every pod is replaced, and the restart is not charged",
@@ -41,44 +36,28 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 		Example:           "  muster restart pet",
 		Args:              cobra.MinimumNArgs(1),
 		ValidArgsFunction: cmdutil.JobNames(f, 0),
-		RunE:              cmdutil.RunE(func(a []string) error { return o.Complete(f, a) }, func() error { return nil }, o.Run),
+		RunE: cmdutil.RunE(func(a []string) error {
+			o.Clock = f.Clock()
+			return o.Complete(f, a)
+		}, func() error { return nil }, o.Run),
 	}
-}
-
-// Complete connects and resolves the namespace.
-func (o *Options) Complete(f cmdutil.Factory, args []string) error {
-	o.Names = args
-	o.Clock = f.Clock()
-	var err error
-	if o.Namespace, _, err = f.Namespace(); err != nil {
-		return err
-	}
-	o.Client, err = f.Client()
-	return err
 }
 
 // Run asks each job for a new attempt, after checking that it runs.
 func (o *Options) Run(ctx context.Context) error {
-	for _, name := range o.Names {
-		job, err := cmdutil.GetJob(ctx, o.Client, o.Namespace, name)
-		if err != nil {
-			return err
-		}
+	return o.JobPatch.Run(ctx, func(name string, job *musterv1.TrainingJob) (cmdutil.Change, error) {
 		if err := restartable(name, job); err != nil {
-			return err
+			return cmdutil.Change{}, err
 		}
 		request := o.Clock.Now().UTC().Format(time.RFC3339)
 		if request == job.Spec.Run.RestartRequest {
-			fmt.Fprintf(o.Out, "%s restart already requested at %s\n", cmdutil.Ref(name), request)
-			continue
+			return cmdutil.Change{Said: "restart already requested at " + request}, nil
 		}
-		patch := fmt.Appendf(nil, `{"spec":{"run":{"restartRequest":%q}}}`, request)
-		if err := o.Client.Patch(ctx, job, client.RawPatch("application/merge-patch+json", patch)); err != nil {
-			return cmdutil.JobError(err, o.Namespace, name)
-		}
-		fmt.Fprintf(o.Out, "%s restart requested: attempt %d will replace every pod\n", cmdutil.Ref(name), job.Status.Attempt+1)
-	}
-	return nil
+		return cmdutil.Change{
+			Patches: []string{fmt.Sprintf(`{"spec":{"run":{"restartRequest":%q}}}`, request)},
+			Said:    fmt.Sprintf("restart requested: attempt %d will replace every pod", job.Status.Attempt+1),
+		}, nil
+	})
 }
 
 // restartable says why a job cannot restart now, or nil.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/cli/cmdutil"
@@ -16,16 +15,12 @@ import (
 
 // Options are stop's.
 type Options struct {
-	Names     []string
-	Namespace string
-	Client    client.Client
-
-	genericiooptions.IOStreams
+	cmdutil.JobPatch
 }
 
 // NewCmd returns the stop command.
 func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options{IOStreams: streams}
+	o := &Options{JobPatch: cmdutil.JobPatch{IOStreams: streams}}
 	return &cobra.Command{
 		Use:   "stop JOB...",
 		Short: "End jobs now as Failed (reason Stopped), keeping them and their status (spec.run.execution: Stop)",
@@ -39,36 +34,15 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	}
 }
 
-// Complete connects and resolves the namespace.
-func (o *Options) Complete(f cmdutil.Factory, args []string) error {
-	o.Names = args
-	var err error
-	if o.Namespace, _, err = f.Namespace(); err != nil {
-		return err
-	}
-	o.Client, err = f.Client()
-	return err
-}
-
 // Run stops each job that has not ended.
 func (o *Options) Run(ctx context.Context) error {
-	for _, name := range o.Names {
-		job, err := cmdutil.GetJob(ctx, o.Client, o.Namespace, name)
-		if err != nil {
-			return err
-		}
+	return o.JobPatch.Run(ctx, func(name string, job *musterv1.TrainingJob) (cmdutil.Change, error) {
 		switch {
 		case job.Spec.Run.Execution == musterv1.ExecutionStop:
-			fmt.Fprintf(o.Out, "%s was already stopped\n", cmdutil.Ref(name))
-			continue
+			return cmdutil.Change{Said: "was already stopped"}, nil
 		case job.Status.Finished():
-			return fmt.Errorf("job %s has already finished (%s): there is nothing to stop", name, job.Status.Phase)
+			return cmdutil.Change{}, fmt.Errorf("job %s has already finished (%s): there is nothing to stop", name, job.Status.Phase)
 		}
-		patch := []byte(`{"spec":{"run":{"execution":"Stop"}}}`)
-		if err := o.Client.Patch(ctx, job, client.RawPatch("application/merge-patch+json", patch)); err != nil {
-			return cmdutil.JobError(err, o.Namespace, name)
-		}
-		fmt.Fprintf(o.Out, "%s stopped\n", cmdutil.Ref(name))
-	}
-	return nil
+		return cmdutil.Change{Patches: []string{`{"spec":{"run":{"execution":"Stop"}}}`}, Said: "stopped"}, nil
+	})
 }
