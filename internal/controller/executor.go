@@ -57,8 +57,10 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, see
 			place(seen.queue.placements, res.CreatePods)
 		}
 		// The runtime's objects exist before any pod that mounts or runs
-		// under them: a pod whose ServiceAccount is missing is refused.
-		if len(res.CreatePods) > 0 {
+		// under them: a pod whose ServiceAccount is missing is refused. A
+		// scale-down changes them too: the hosts files lose the removed
+		// tasks.
+		if len(res.CreatePods) > 0 || scalesDown(res) {
 			if err := r.ensureRuntimeObjects(ctx, job); err != nil {
 				errs = append(errs, err)
 				res.CreatePods = nil
@@ -254,4 +256,14 @@ func (r *Reconciler) takeFailures(key types.NamespacedName, job *musterv1.Traini
 		return nil
 	}
 	return kept.failures
+}
+
+// scalesDown is whether the plan removes tasks for a scale-down.
+func scalesDown(res plan.Result) bool {
+	for _, d := range res.DeletePods {
+		if d.Reason == plan.DeleteReasonScaleDown {
+			return true
+		}
+	}
+	return false
 }

@@ -24,6 +24,10 @@ import (
 // already done (SG1), and overlapping rescales either took effect (the
 // user could see it in status) or left no trace (SG2).
 
+// DeleteReasonScaleDown is the reason of a pod deletion a scale-down
+// decided: the executor keeps the runtime's peer lists in step with it.
+const DeleteReasonScaleDown = "scale down"
+
 // scaleDown marks a task deletion-pending and deletes its pod (nil: gone).
 func scaleDown(c *planContext, role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod, out *Result) {
 	if !ts.DeletionPending {
@@ -44,7 +48,7 @@ func scaleDown(c *planContext, role *musterv1.Role, ts *musterv1.TaskStatus, pod
 	case pod.DeletionTimestamp != nil:
 		out.forceIfOverdue(pod, role, c.now.Time)
 	default:
-		out.deletePod(pod, "scale down")
+		out.deletePod(pod, DeleteReasonScaleDown)
 	}
 }
 

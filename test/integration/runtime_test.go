@@ -75,6 +75,26 @@ func TestVolcanoJobGetsHostsFiles(t *testing.T) {
 	e.g.Expect(pod.Spec.Containers[0].VolumeMounts).To(gomega.ContainElement(gomega.HaveField("MountPath", "/etc/volcano")))
 }
 
+// A Volcano-style job may be rescaled, as a Volcano Job may: the hosts
+// files follow the new size both ways (the VC_*_NUM variables of running
+// pods keep the size they started with, as under Volcano).
+func TestVolcanoJobHostsFollowARescale(t *testing.T) {
+	e := newEnv(t)
+	e.create(e.job("vs").Runtime(musterv1.Runtime{Volcano: &musterv1.VolcanoRuntime{}}).
+		Role("worker", 3).Scalable(1, 4).Obj())
+	hosts := func(g gomega.Gomega) string {
+		cm := &corev1.ConfigMap{}
+		g.Expect(k8s.Get(e.ctx(), client.ObjectKey{Namespace: e.ns, Name: "vs-svc"}, cm)).To(gomega.Succeed())
+		return cm.Data["worker.host"]
+	}
+	e.runAll("vs", 3)
+	e.g.Eventually(hosts, timeout, interval).Should(gomega.Equal("vs-worker-0.vs\nvs-worker-1.vs\nvs-worker-2.vs"))
+	e.g.Expect(e.update("vs", func(j *musterv1.TrainingJob) { j.Spec.Scaling.Replicas = new(int32(2)) })).To(gomega.Succeed())
+	e.g.Eventually(hosts, timeout, interval).Should(gomega.Equal("vs-worker-0.vs\nvs-worker-1.vs"))
+	e.g.Expect(e.update("vs", func(j *musterv1.TrainingJob) { j.Spec.Scaling.Replicas = new(int32(4)) })).To(gomega.Succeed())
+	e.g.Eventually(hosts, timeout, interval).Should(gomega.Equal("vs-worker-0.vs\nvs-worker-1.vs\nvs-worker-2.vs\nvs-worker-3.vs"))
+}
+
 func TestPaddlePodListJobGetsItsOwnPodReader(t *testing.T) {
 	e := newEnv(t)
 	job := e.create(e.job("ctr").Runtime(musterv1.Runtime{Paddle: &musterv1.PaddleRuntime{PeerDiscovery: musterv1.PeerDiscoveryPodList}}).
@@ -114,7 +134,7 @@ func TestRuntimeValidationNamesTheField(t *testing.T) {
 			TaskTypes: []musterv1.TensorFlowTaskType{{Role: "nope", Type: musterv1.TFWorker}}}}).Role("w", 1).Obj(),
 			"spec.runtime.tensorflow.taskTypes"},
 		"scaling a static runtime": {e.job("sc").Runtime(musterv1.Runtime{JAX: &musterv1.JAXRuntime{}}).Role("w", 2).Scalable(1, 4).Obj(),
-			"spec.scaling is for PyTorch jobs only"},
+			"spec.scaling is for PyTorch and Volcano-style jobs only"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
