@@ -83,11 +83,9 @@ test-unit: ## Unit tests of pure logic, with the race detector (no cluster).
 	@for m in $(TOOL_MODULES); do if [ -f $$m/go.mod ]; then (cd $$m && go test -race -count=1 ./...); fi; done
 
 .PHONY: test-integration
-test-integration: ## The operator against a real kube-apiserver and etcd (built on first use).
-# Not under -race yet: with it, TestRescaleBasic fails about one run in
-# three (a pod create stalls until the test times out), not yet understood.
+test-integration: ## The operator against a real kube-apiserver and etcd (built on first use), with the race detector.
 	@bin_dir=$$(hack/build-cluster.sh) && \
-		MUSTER_K8S_BIN=$$bin_dir go test -count=1 -timeout 20m ./test/integration/...
+		MUSTER_K8S_BIN=$$bin_dir go test -race -count=1 -timeout 20m ./test/integration/...
 
 .PHONY: test-e2e
 test-e2e: deps ## The local cluster with real processes and real torch (needs root).
