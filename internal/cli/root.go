@@ -22,6 +22,7 @@ import (
 	"github.com/muster-dev/muster/internal/cli/get"
 	"github.com/muster-dev/muster/internal/cli/logs"
 	"github.com/muster-dev/muster/internal/cli/restart"
+	runcmd "github.com/muster-dev/muster/internal/cli/run"
 	"github.com/muster-dev/muster/internal/cli/scale"
 	"github.com/muster-dev/muster/internal/cli/stop"
 	"github.com/muster-dev/muster/internal/cli/suspend"
@@ -96,7 +97,7 @@ func NewRootCommand(o Options) *cobra.Command {
 	}
 	add("basic", get.NewCmd(f, o.IOStreams), describe.NewCmd(f, o.IOStreams), create.NewCmd(f, o.IOStreams), delete.NewCmd(f, o.IOStreams))
 	add("drive", scale.NewCmd(f, o.IOStreams), suspend.NewSuspendCmd(f, o.IOStreams), suspend.NewResumeCmd(f, o.IOStreams),
-		stop.NewCmd(f, o.IOStreams), restart.NewCmd(f, o.IOStreams), wait.NewCmd(f, o.IOStreams))
+		stop.NewCmd(f, o.IOStreams), restart.NewCmd(f, o.IOStreams), runcmd.NewCmd(f, o.IOStreams), wait.NewCmd(f, o.IOStreams))
 	add("debug", logs.NewCmd(f, o.IOStreams), events.NewCmd(f, o.IOStreams))
 	root.AddCommand(version.NewCmd(f, o.IOStreams))
 	root.SetIn(o.In)
