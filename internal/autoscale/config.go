@@ -42,9 +42,9 @@ type Config struct {
 	// gain, give a small positive value).
 	MinGain float64 `json:"minGain,omitempty"`
 	// SettleSeconds is how long after a resize the world is left to
-	// re-form: samples and pending pods seen sooner are ignored. 0 means
-	// DefaultSettleSeconds.
-	SettleSeconds int32 `json:"settleSeconds,omitempty"`
+	// re-form: samples and pending pods seen sooner are ignored. Nil means
+	// DefaultSettleSeconds; 0 is no wait at all.
+	SettleSeconds *int32 `json:"settleSeconds,omitempty"`
 }
 
 // Defaults returns c with each zero optional field set to its default.
@@ -59,8 +59,8 @@ func (c Config) Defaults() Config {
 	if c.MinGain == 0 {
 		c.MinGain = DefaultMinGain
 	}
-	if c.SettleSeconds == 0 {
-		c.SettleSeconds = DefaultSettleSeconds
+	if c.SettleSeconds == nil {
+		c.SettleSeconds = new(DefaultSettleSeconds)
 	}
 	return c
 }
@@ -87,8 +87,8 @@ func (c Config) Validate(path *field.Path) field.ErrorList {
 	if math.IsNaN(d.MinGain) || d.MinGain <= 0 || d.MinGain > 1 {
 		errs = append(errs, field.Invalid(path.Child("minGain"), d.MinGain, "must be above 0 and at most 1"))
 	}
-	if d.SettleSeconds < 0 {
-		errs = append(errs, field.Invalid(path.Child("settleSeconds"), d.SettleSeconds, "must not be negative"))
+	if *d.SettleSeconds < 0 {
+		errs = append(errs, field.Invalid(path.Child("settleSeconds"), *d.SettleSeconds, "must not be negative"))
 	}
 	return errs
 }

@@ -63,7 +63,7 @@ func start(cfg Config, obs Observation) Decision {
 // settled reports whether SettleSeconds have passed since the last resize,
 // counted in whole unix seconds.
 func settled(cfg Config, st State, now time.Time) bool {
-	return now.Unix()-st.ResizedAt >= int64(cfg.SettleSeconds)
+	return now.Unix()-st.ResizedAt >= int64(*cfg.SettleSeconds)
 }
 
 // validSample reports whether x can be a throughput: finite and positive.

@@ -189,7 +189,7 @@ func TestDecideRecordedRuns(t *testing.T) {
 			wantLastGood: 3,
 		},
 		"a longer settle window ignores more ticks": {
-			cfg: Config{MinReplicas: 1, MaxReplicas: 8, SettleSeconds: 50, SamplesPerSize: 2},
+			cfg: Config{MinReplicas: 1, MaxReplicas: 8, SettleSeconds: new(int32(50)), SamplesPerSize: 2},
 			job: job{start: 2, samples: map[int32][]float64{
 				2: {1, 1, 1, 1, 1, 200, 200},
 				3: {1, 1, 1, 1, 1, 250, 260},

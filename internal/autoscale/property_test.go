@@ -25,7 +25,7 @@ func randomConfig(r *rand.Rand) Config {
 		c.MinGain = 0.05 + 0.95*r.Float64()
 	}
 	if r.IntN(2) == 0 {
-		c.SettleSeconds = r.Int32N(60)
+		c.SettleSeconds = new(r.Int32N(60))
 	}
 	return c
 }
@@ -138,7 +138,7 @@ func checkDecision(t *testing.T, cfg Config, before State, obs Observation, dec 
 			t.Fatalf("resize to the size the job already has (%d)\n%s", n, where())
 		case before.Phase != PhaseExploring:
 			t.Fatalf("resize from phase %q\n%s", before.Phase, where())
-		case obs.Now.Unix()-before.ResizedAt < int64(cfg.SettleSeconds):
+		case obs.Now.Unix()-before.ResizedAt < int64(*cfg.SettleSeconds):
 			t.Fatalf("resize before the last one settled\n%s", where())
 		case st.ResizedAt != obs.Now.Unix():
 			t.Fatalf("resize not recorded at %d: %d\n%s", obs.Now.Unix(), st.ResizedAt, where())

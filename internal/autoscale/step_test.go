@@ -105,7 +105,7 @@ func TestDecideStep(t *testing.T) {
 			want: exploring4,
 		},
 		"rule 4: a shorter settle window": {
-			cfg: Config{MinReplicas: 2, MaxReplicas: 8, SettleSeconds: 5}, st: exploring4,
+			cfg: Config{MinReplicas: 2, MaxReplicas: 8, SettleSeconds: new(int32(5))}, st: exploring4,
 			obs:       obs(5, 4, 4, 0, ptr(400.0)),
 			want:      with(exploring4, judged(4, 5, 400)),
 			wantSize:  ptr[int32](5),

@@ -116,7 +116,7 @@ func AutoscaleConfig(job *musterv1.TrainingJob) autoscale.Config {
 	a := job.Spec.Scaling.Autoscaling
 	cfg := autoscale.Config{
 		Step: cmp.Or(a.Step, 1), SamplesPerSize: cmp.Or(a.SamplesPerSize, 3),
-		MinGain: float64(cmp.Or(a.MinGainPercent, 50)) / 100, SettleSeconds: ptr.Deref(a.SettleSeconds, 30),
+		MinGain: float64(cmp.Or(a.MinGainPercent, 50)) / 100, SettleSeconds: new(ptr.Deref(a.SettleSeconds, autoscale.DefaultSettleSeconds)),
 	}
 	for _, r := range job.Spec.Scaling.Roles {
 		cfg.MinReplicas += ptr.Deref(r.MinReplicas, 1)

@@ -26,7 +26,7 @@ func TestAutoscalerStatusRoundTrip(t *testing.T) {
 func TestAutoscalerConfig(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").Role("worker", 2).Elastic(1, 6).Obj()
 	job.Spec.Scaling.Autoscaling = musterv1.AutoscalingPolicy{MinGainPercent: 30, Step: 2}
-	want := autoscale.Config{MinReplicas: 1, MaxReplicas: 6, Step: 2, SamplesPerSize: 3, MinGain: 0.3, SettleSeconds: 30}
+	want := autoscale.Config{MinReplicas: 1, MaxReplicas: 6, Step: 2, SamplesPerSize: 3, MinGain: 0.3, SettleSeconds: new(int32(30))}
 	if diff := cmp.Diff(want, AutoscaleConfig(job)); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
 	}
