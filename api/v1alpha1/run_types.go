@@ -33,6 +33,7 @@ type RunPolicy struct {
 	// of the request. A value the job was created with, or one set while the
 	// job is suspended, held or finished, starts nothing: the job records it
 	// in status.restartRequest as seen.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=64
 	// +optional
 	RestartRequest string `json:"restartRequest,omitempty"`
