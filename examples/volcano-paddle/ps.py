@@ -35,6 +35,9 @@ import numpy as np
 
 DIM = 64
 STEPS = int(os.environ.get("STEPS", "100"))
+# A pause per step, to watch (or disturb) a run that is otherwise over in
+# a second.
+STEP_SECONDS = float(os.environ.get("STEP_SECONDS", "0"))
 BATCH = 256
 LR = 0.5
 CONNECT_SECONDS = 120
@@ -182,6 +185,7 @@ def run_trainer():
             send(c, b"P", step, grad[lo:hi])
         for c in conns:
             recv(c)
+        time.sleep(STEP_SECONDS)
     for c in conns:
         c.close()
     if last >= first:

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -14,6 +17,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/testutil"
 )
 
 // Volcano's Paddle CTR job (seed 004), as examples/volcano-paddle writes
@@ -25,17 +29,7 @@ func TestVolcanoPaddleExampleCompletes(t *testing.T) {
 	g := gomega.NewWithT(t)
 	c := jobClient(g)
 	ns := newNamespace(t, g)
-	dir := filepath.Join("..", "..", "examples", "volcano-paddle")
-	code, err := os.ReadFile(filepath.Join(dir, "ps.py"))
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ctr-volcano-code", Namespace: ns}, Data: map[string]string{"ps.py": string(code)}}
-	g.Expect(c.Create(context.Background(), cm)).To(gomega.Succeed())
-	data, err := os.ReadFile(filepath.Join(dir, "trainingjob.yaml"))
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	job := &musterv1.TrainingJob{}
-	g.Expect(yaml.UnmarshalStrict(data, job)).To(gomega.Succeed())
-	job.Namespace = ns
-	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
+	g.Expect(c.Create(context.Background(), paddleExample(g, ns))).To(gomega.Succeed())
 
 	got := waitJob(g, c, ns, "ctr-volcano", phaseIs(musterv1.PhaseSucceeded))
 	g.Expect(got.Status.Completion).NotTo(gomega.BeNil())
@@ -57,4 +51,55 @@ func TestVolcanoPaddleExampleCompletes(t *testing.T) {
 		g.Expect(err).NotTo(gomega.HaveOccurred(), "%s's log:\n%s", trainer, out)
 		g.Expect(last).To(gomega.BeNumerically("<", first), "%s's log:\n%s", trainer, out)
 	}
+}
+
+// paddleExample is examples/volcano-paddle's job in namespace ns, with its
+// program's ConfigMap created there.
+func paddleExample(g gomega.Gomega, ns string) *musterv1.TrainingJob {
+	c := jobClient(g)
+	dir := filepath.Join("..", "..", "examples", "volcano-paddle")
+	code, err := os.ReadFile(filepath.Join(dir, "ps.py"))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ctr-volcano-code", Namespace: ns}, Data: map[string]string{"ps.py": string(code)}}
+	g.Expect(c.Create(context.Background(), cm)).To(gomega.Succeed())
+	data, err := os.ReadFile(filepath.Join(dir, "trainingjob.yaml"))
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	job := &musterv1.TrainingJob{}
+	g.Expect(yaml.UnmarshalStrict(data, job)).To(gomega.Succeed())
+	job.Namespace = ns
+	return job
+}
+
+// A parameter server killed mid-run fails its pod; the example's rule
+// (PodFailed -> RestartJob, as Volcano's policy) restarts the whole job as
+// a new attempt, which trains to the end.
+func TestKilledParameterServerRestartsThePaddleJob(t *testing.T) {
+	t.Parallel()
+	g := gomega.NewWithT(t)
+	c := jobClient(g)
+	ns := newNamespace(t, g)
+	job := paddleExample(g, ns)
+	for i := range job.Spec.Roles {
+		ctr := &job.Spec.Roles[i].Template.Spec.Containers[0]
+		// 40 steps of a quarter second: long enough to be cut short.
+		ctr.Env = slices.DeleteFunc(ctr.Env, func(e corev1.EnvVar) bool { return e.Name == "STEPS" })
+		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "STEPS", Value: "40"}, corev1.EnvVar{Name: "STEP_SECONDS", Value: "0.25"})
+	}
+	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
+
+	g.Eventually(func() (string, error) {
+		raw, err := cs.CoreV1().Pods(ns).GetLogs("ctr-volcano-trainer-0", &corev1.PodLogOptions{Container: "trainer"}).Do(context.Background()).Raw()
+		return string(raw), err
+	}, jobTimeout, 500*time.Millisecond).Should(gomega.ContainSubstring("batch: 10 "), "the first attempt is training")
+	pids := testutil.PodProcesses(ns, "ctr-volcano-pserver-0")
+	g.Expect(pids).NotTo(gomega.BeEmpty())
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+
+	got := waitJob(g, c, ns, "ctr-volcano", phaseIs(musterv1.PhaseSucceeded))
+	g.Expect(got.Status.Attempt).To(gomega.Equal(int32(1)), "one new attempt")
+	g.Expect(got.Status.Attempts).NotTo(gomega.BeEmpty())
+	g.Expect(got.Status.Attempts[0].Completion.Reason).To(gomega.Equal(musterv1.ReasonJobRestarting))
+	g.Expect(got.Status.Completion.Reason).To(gomega.Equal(musterv1.ReasonPolicyCompleted))
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -28,43 +29,7 @@ func TestKueueQuotaHoldsATrainingJobUntilThereIsRoom(t *testing.T) {
 	c := jobClient(g)
 	ns := newNamespace(t, g)
 	ctx := context.Background()
-	dc := dynamicClient(g)
-	res := func(resource string) schema.GroupVersionResource {
-		return schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: resource}
-	}
-	obj := func(kind, name string, spec map[string]any) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": kind, "metadata": map[string]any{"name": name}, "spec": spec,
-		}}
-	}
-	flavor, cq := ns+"-gpu", ns+"-cq"
-	for _, o := range []struct {
-		resource string
-		obj      *unstructured.Unstructured
-	}{
-		{"resourceflavors", obj("ResourceFlavor", flavor, map[string]any{
-			"nodeLabels": map[string]any{devcluster.FakeNodeLabel: devcluster.FakeNodeLabelValue},
-		})},
-		{"clusterqueues", obj("ClusterQueue", cq, map[string]any{
-			"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
-			"resourceGroups": []any{map[string]any{
-				"coveredResources": []any{string(devcluster.GPUResource)},
-				"flavors": []any{map[string]any{"name": flavor, "resources": []any{
-					map[string]any{"name": string(devcluster.GPUResource), "nominalQuota": "8"},
-				}}},
-			}},
-		})},
-	} {
-		_, err := dc.Resource(res(o.resource)).Create(ctx, o.obj, metav1.CreateOptions{})
-		g.Expect(err).NotTo(gomega.HaveOccurred())
-		name, r := o.obj.GetName(), o.resource
-		t.Cleanup(func() { _ = dc.Resource(res(r)).Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	}
-	lq := obj("LocalQueue", "team-a", map[string]any{"clusterQueue": cq})
-	lq.SetNamespace(ns)
-	_, err := dc.Resource(res("localqueues")).Namespace(ns).Create(ctx, lq, metav1.CreateOptions{})
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-
+	kueueQueue(t, g, ns, nil)
 	names := []string{"first", "second"}
 	for _, name := range names {
 		job := testutil.MakeJob(name, ns).Role("worker", 4).Template(func(p *corev1.PodTemplateSpec) {
@@ -110,12 +75,104 @@ func TestKueueQuotaHoldsATrainingJobUntilThereIsRoom(t *testing.T) {
 	for _, name := range names {
 		waitJob(g, c, ns, name, phaseIs(musterv1.PhaseSucceeded))
 	}
+	dc := dynamicClient(g)
 	g.Eventually(func(g gomega.Gomega) {
-		list, err := dc.Resource(res("workloads")).Namespace(ns).List(ctx, metav1.ListOptions{})
+		list, err := dc.Resource(kueueResource("workloads")).Namespace(ns).List(ctx, metav1.ListOptions{})
 		g.Expect(err).NotTo(gomega.HaveOccurred())
 		g.Expect(list.Items).To(gomega.HaveLen(2))
 		for _, wl := range list.Items {
 			g.Expect(kueue.Observe(&wl).Finished).To(gomega.BeTrue(), "workload %s", wl.GetName())
 		}
 	}, jobTimeout, time.Second).Should(gomega.Succeed())
+}
+
+func kueueResource(resource string) schema.GroupVersionResource {
+	return schema.GroupVersionResource{Group: "kueue.x-k8s.io", Version: "v1beta2", Resource: resource}
+}
+
+// kueueQueue makes a LocalQueue team-a in ns whose ClusterQueue has the 8
+// GPUs of a flavor on the fake nodes; preemption, if set, is the
+// ClusterQueue's policy. All of it goes when the test ends.
+func kueueQueue(t *testing.T, g gomega.Gomega, ns string, preemption map[string]any) {
+	ctx := context.Background()
+	dc := dynamicClient(g)
+	obj := func(kind, name string, spec map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": kind, "metadata": map[string]any{"name": name}, "spec": spec,
+		}}
+	}
+	flavor, cq := ns+"-gpu", ns+"-cq"
+	cqSpec := map[string]any{
+		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
+		"resourceGroups": []any{map[string]any{
+			"coveredResources": []any{string(devcluster.GPUResource)},
+			"flavors": []any{map[string]any{"name": flavor, "resources": []any{
+				map[string]any{"name": string(devcluster.GPUResource), "nominalQuota": "8"},
+			}}},
+		}},
+	}
+	if preemption != nil {
+		cqSpec["preemption"] = preemption
+	}
+	for _, o := range []struct {
+		resource string
+		obj      *unstructured.Unstructured
+	}{
+		{"resourceflavors", obj("ResourceFlavor", flavor, map[string]any{
+			"nodeLabels": map[string]any{devcluster.FakeNodeLabel: devcluster.FakeNodeLabelValue},
+		})},
+		{"clusterqueues", obj("ClusterQueue", cq, cqSpec)},
+	} {
+		_, err := dc.Resource(kueueResource(o.resource)).Create(ctx, o.obj, metav1.CreateOptions{})
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		name, r := o.obj.GetName(), o.resource
+		t.Cleanup(func() { _ = dc.Resource(kueueResource(r)).Delete(context.Background(), name, metav1.DeleteOptions{}) })
+	}
+	lq := obj("LocalQueue", "team-a", map[string]any{"clusterQueue": cq})
+	lq.SetNamespace(ns)
+	_, err := dc.Resource(kueueResource("localqueues")).Namespace(ns).Create(ctx, lq, metav1.CreateOptions{})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+}
+
+// A higher-priority TrainingJob preempts a running lower one through Kueue:
+// the victim's Workload is evicted, its pods go, it waits Suspended with
+// nothing charged, and once the preemptor is done Kueue admits it again and
+// it runs to success. Not parallel: it needs the fake nodes' GPUs.
+func TestKueuePreemptsALowerPriorityTrainingJob(t *testing.T) {
+	g := gomega.NewWithT(t)
+	c := jobClient(g)
+	ns := newNamespace(t, g)
+	ctx := context.Background()
+	kueueQueue(t, g, ns, map[string]any{"withinClusterQueue": "LowerPriority"})
+	for name, value := range map[string]int32{ns + "-low": 100, ns + "-high": 1000} {
+		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
+		g.Expect(c.Create(ctx, pc)).To(gomega.Succeed())
+		t.Cleanup(func() { _ = c.Delete(context.Background(), pc) })
+	}
+	job := func(name, priority string, runFor time.Duration) *musterv1.TrainingJob {
+		j := testutil.MakeJob(name, ns).Role("worker", 4).RestartPolicy(musterv1.RestartPolicyOnFailure).
+			Scheduling(musterv1.Scheduling{PriorityClassName: priority}).
+			Template(func(p *corev1.PodTemplateSpec) {
+				fakeGPUTasks(2, runFor)(p)
+				p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{devcluster.GPUResource: resource.MustParse("2")}
+			}).Obj()
+		j.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
+		return j
+	}
+	g.Expect(c.Create(ctx, job("low", ns+"-low", 40*time.Second))).To(gomega.Succeed())
+	waitJob(g, c, ns, "low", phaseIs(musterv1.PhaseRunning))
+
+	g.Expect(c.Create(ctx, job("high", ns+"-high", 10*time.Second))).To(gomega.Succeed())
+	evicted := waitJob(g, c, ns, "low", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.IsTrue(musterv1.ConditionSuspended)).To(gomega.BeTrue(), "conditions %+v", j.Status.Conditions)
+		g.Expect(j.Status.Condition(musterv1.ConditionSuspended).Reason).To(gomega.BeElementOf(musterv1.ReasonEvicted, musterv1.ReasonWaitingForAdmission))
+	})
+	t.Logf("low: %s", evicted.Status.Condition(musterv1.ConditionSuspended).Message)
+	waitJob(g, c, ns, "high", phaseIs(musterv1.PhaseRunning))
+
+	// The preemptor finishes; the victim is admitted again and succeeds,
+	// its preemption charged to nothing.
+	waitJob(g, c, ns, "high", phaseIs(musterv1.PhaseSucceeded))
+	got := waitJob(g, c, ns, "low", phaseIs(musterv1.PhaseSucceeded))
+	g.Expect(got.Status.Restarts.Accountable).To(gomega.BeZero(), "restarts %+v", got.Status.Restarts)
 }
