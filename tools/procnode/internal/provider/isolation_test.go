@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"slices"
 	"testing"
 
@@ -44,5 +45,16 @@ func TestCapabilities(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Deleting a pod that already ended and left the node is done, not an
+// error: virtual-kubelet would report an error as a Warning event.
+func TestDeleteOfAPodNoLongerHereIsDone(t *testing.T) {
+	p := New(Config{})
+	pod := &corev1.Pod{}
+	pod.Namespace, pod.Name, pod.UID = "ns", "gone", "u1"
+	if err := p.DeletePod(context.Background(), pod); err != nil {
+		t.Errorf("DeletePod of a pod not on the node: %v", err)
 	}
 }

@@ -113,10 +113,15 @@ func (p *Provider) UpdatePod(_ context.Context, pod *corev1.Pod) error {
 // DeletePod stops the pod's containers (SIGTERM, SIGKILL after the grace
 // period) in the background; once they are gone the node cleans up and
 // removes the pod object, like the kubelet does.
+//
+// A pod that no longer runs here (it ended and the node already removed it,
+// racing the delete) is done: virtual-kubelet treats nil and NotFound alike
+// but records a Warning event for NotFound, which would be noise on every
+// pod that finishes as it is deleted.
 func (p *Provider) DeletePod(_ context.Context, pod *corev1.Pod) error {
 	r := p.lookup(pod.Namespace, pod.Name)
 	if r == nil || (pod.UID != "" && r.uid() != pod.UID) {
-		return errdefs.NotFoundf("pod %s/%s is not running on this node", pod.Namespace, pod.Name)
+		return nil
 	}
 	grace := int64(2) // the pod is already gone from the API: be quick
 	if pod.DeletionGracePeriodSeconds != nil {
