@@ -124,11 +124,8 @@ func t9kTorchrun(s *source, spec *musterv1.TrainingJobSpec, weights []int32) err
 		if c == nil {
 			continue
 		}
-		// T9k runs torchrun <options> <args> and ignores the command.
-		if len(c.Command) > 0 {
-			s.mention(sp.child("replicaSpecs", i, "template", "spec", "containers"),
-				fmt.Sprintf("container %s: T9k ignored its command under torchrun; it is torchrun here", c.Name))
-		}
+		// T9k runs torchrun <options> <args> and ignores the command, so
+		// the command is torchrun whatever it was.
 		c.Command = []string{"torchrun"}
 		c.Env = append(append([]corev1.EnvVar{}, env...), c.Env...)
 	}

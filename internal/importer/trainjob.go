@@ -20,7 +20,6 @@ const ancestorLabel = "trainer.kubeflow.org/trainjob-ancestor-step"
 // Kubeflow does, and the runtime's ML policy becomes Muster's runtime.
 func convertTrainJob(s *source, in *inputs) (musterv1.TrainingJobSpec, error) {
 	var spec musterv1.TrainingJobSpec
-	sp := path{"spec"}
 	rs, rtDoc, err := trainRuntime(s, in)
 	if err != nil {
 		return spec, err
@@ -50,60 +49,19 @@ func convertTrainJob(s *source, in *inputs) (musterv1.TrainingJobSpec, error) {
 	if err := applyTrainer(s, rs, trainer); err != nil {
 		return spec, err
 	}
-	// A failed child Job fails the JobSet, and so the TrainJob, unless the
-	// JobSet restarts: the trainer Job's pod budget is the job's, and each
-	// JobSet restart needs one more.
-	spec.FailurePolicy.BackoffLimit = ptr(backoff[trainerIdx])
-	maxRestarts, err := rs.int32p(tp.child("failurePolicy", "maxRestarts"))
-	if err != nil {
+	if err := jobSetFailure(rs, &spec, backoff, trainerIdx); err != nil {
 		return spec, err
-	}
-	if maxRestarts != nil && *maxRestarts > 0 {
-		spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: maxRestarts}
-		spec.FailurePolicy.BackoffLimit = ptr(min(backoff[trainerIdx]+*maxRestarts, unlimited))
-	}
-	rs.drop(tp.child("failurePolicy", "rules"), "JobSet's rules match child Jobs' failure reasons; write Muster failure rules (spec.failurePolicy.rules) instead")
-	rs.drop(tp.child("failurePolicy", "restartStrategy"), "Muster always recreates every pod of a new attempt")
-	rs.seen(tp.child("failurePolicy"))
-	for i, b := range backoff {
-		if i != trainerIdx && b != backoff[trainerIdx] {
-			rs.mention(tp.child("replicatedJobs", i, "template", "spec", "backoffLimit"),
-				fmt.Sprintf("Muster has one restart budget for the job: the trainer's, %d", backoff[trainerIdx]))
-		}
 	}
 	if err := trainRuntimePolicy(rs, &spec, trainerIdx); err != nil {
 		return spec, err
 	}
 	trainSuccess(rs, tp.child("successPolicy"), spec.Roles)
-	if spec.Run.TTLSecondsAfterFinished, err = rs.int32p(tp.child("ttlSecondsAfterFinished")); err != nil {
+	if err := jobSetRest(rs, &spec); err != nil {
 		return spec, err
 	}
-	rs.drop(tp.child("startupPolicy"), "Muster starts roles together unless they depend on each other (spec.roles[].dependsOn)")
-	rs.seen(tp.child("network"))
-	rs.use(tp.child("network", "enableDNSHostnames")) // Muster's Service always names every pod
-	rs.use(tp.child("network", "publishNotReadyAddresses"))
-	rs.drop(tp.child("network", "subdomain"), "Muster's pods are always named <pod>.<job>")
-	rs.seen(tp)
-	rs.seen(path{"spec", "template"})
-	rs.drop(path{"spec", "template", "metadata"}, "labels and annotations of the JobSet, which Muster does not make")
-
-	suspend, err := s.boolean(sp.child("suspend"))
-	if err != nil {
+	if err := trainJobOwn(s, &spec); err != nil {
 		return spec, err
 	}
-	if suspend {
-		spec.Run.Suspend = ptr(true)
-	}
-	if d, ok, err := s.integer(sp.child("activeDeadlineSeconds")); err != nil {
-		return spec, err
-	} else if ok {
-		spec.Run.ActiveDeadlineSeconds = d
-	}
-	s.drop(sp.child("managedBy"), "Muster has no managedBy: the operator always runs its own jobs")
-	s.drop(sp.child("labels"), "labels of the JobSet Kubeflow makes: set them on the TrainJob or the templates")
-	s.drop(sp.child("annotations"), "annotations of the JobSet Kubeflow makes: set them on the TrainJob or the templates")
-	s.drop(sp.child("podTemplateOverrides"), "write the overrides into the roles' templates")
-	s.drop(sp.child("podSpecOverrides"), "write the overrides into the roles' templates")
 	if spec.Roles, err = orderRoles(spec.Roles); err != nil {
 		return spec, err
 	}
@@ -420,4 +378,72 @@ func trainSuccess(rs *source, p path, roles []musterv1.Role) {
 	if op != "Any" && len(targets) > 1 {
 		rs.mention(p.child("targetReplicatedJobs"), "Muster ends a job by one role at a time: with several targets the job succeeds when every task has ended")
 	}
+}
+
+// jobSetFailure is the JobSet's failure handling: a failed child Job fails
+// the JobSet, and so the TrainJob, unless the JobSet restarts. The trainer
+// Job's pod budget is the job's, and each JobSet restart needs one more.
+func jobSetFailure(rs *source, spec *musterv1.TrainingJobSpec, backoff []int32, trainerIdx int) error {
+	tp := path{"spec", "template", "spec"}
+	spec.FailurePolicy.BackoffLimit = ptr(backoff[trainerIdx])
+	maxRestarts, err := rs.int32p(tp.child("failurePolicy", "maxRestarts"))
+	if err != nil {
+		return err
+	}
+	if maxRestarts != nil && *maxRestarts > 0 {
+		spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: maxRestarts}
+		spec.FailurePolicy.BackoffLimit = ptr(min(backoff[trainerIdx]+*maxRestarts, unlimited))
+	}
+	rs.drop(tp.child("failurePolicy", "rules"), "JobSet's rules match child Jobs' failure reasons; write Muster failure rules (spec.failurePolicy.rules) instead")
+	rs.drop(tp.child("failurePolicy", "restartStrategy"), "Muster always recreates every pod of a new attempt")
+	rs.seen(tp.child("failurePolicy"))
+	for i, b := range backoff {
+		if i != trainerIdx && b != backoff[trainerIdx] {
+			rs.mention(tp.child("replicatedJobs", i, "template", "spec", "backoffLimit"),
+				fmt.Sprintf("Muster has one restart budget for the job: the trainer's, %d", backoff[trainerIdx]))
+		}
+	}
+	return nil
+}
+
+// jobSetRest is the rest of the JobSet: its TTL is the job's; its network
+// is what Muster's Service always gives.
+func jobSetRest(rs *source, spec *musterv1.TrainingJobSpec) error {
+	tp := path{"spec", "template", "spec"}
+	var err error
+	if spec.Run.TTLSecondsAfterFinished, err = rs.int32p(tp.child("ttlSecondsAfterFinished")); err != nil {
+		return err
+	}
+	rs.drop(tp.child("startupPolicy"), "Muster starts roles together unless they depend on each other (spec.roles[].dependsOn)")
+	rs.seen(tp.child("network"))
+	rs.use(tp.child("network", "enableDNSHostnames"))
+	rs.use(tp.child("network", "publishNotReadyAddresses"))
+	rs.drop(tp.child("network", "subdomain"), "Muster's pods are always named <pod>.<job>")
+	rs.seen(tp)
+	rs.seen(path{"spec", "template"})
+	rs.drop(path{"spec", "template", "metadata"}, "labels and annotations of the JobSet, which Muster does not make")
+	return nil
+}
+
+// trainJobOwn are the TrainJob's own run settings.
+func trainJobOwn(s *source, spec *musterv1.TrainingJobSpec) error {
+	sp := path{"spec"}
+	suspend, err := s.boolean(sp.child("suspend"))
+	if err != nil {
+		return err
+	}
+	if suspend {
+		spec.Run.Suspend = ptr(true)
+	}
+	if d, ok, err := s.integer(sp.child("activeDeadlineSeconds")); err != nil {
+		return err
+	} else if ok {
+		spec.Run.ActiveDeadlineSeconds = d
+	}
+	s.drop(sp.child("managedBy"), "Muster has no managedBy: the operator always runs its own jobs")
+	s.drop(sp.child("labels"), "labels of the JobSet Kubeflow makes: set them on the TrainJob or the templates")
+	s.drop(sp.child("annotations"), "annotations of the JobSet Kubeflow makes: set them on the TrainJob or the templates")
+	s.drop(sp.child("podTemplateOverrides"), "write the overrides into the roles' templates")
+	s.drop(sp.child("podSpecOverrides"), "write the overrides into the roles' templates")
+	return nil
 }

@@ -41,7 +41,6 @@ var vcEvents = map[string]musterv1.FailureEvent{
 // of it could not be carried over. A nil rule means the policy as a whole
 // has no equivalent.
 func volcanoRule(pol vcPolicy) (*musterv1.FailureRule, []string) {
-	var why []string
 	action, ok := vcActions[pol.action]
 	if !ok {
 		return nil, []string{fmt.Sprintf("action %s has no Muster equivalent", pol.action)}
@@ -50,46 +49,9 @@ func volcanoRule(pol vcPolicy) (*musterv1.FailureRule, []string) {
 	if pol.role != "" {
 		rule.Roles = []string{pol.role}
 	}
-	podOnly := action == musterv1.ActionRestartTask
-	seen := map[musterv1.FailureEvent]bool{}
-	add := func(e musterv1.FailureEvent) {
-		if !seen[e] {
-			seen[e] = true
-			rule.OnEvents = append(rule.OnEvents, e)
-		}
-	}
-	for _, e := range pol.events {
-		if e == "*" {
-			// Muster's rules name their events: * is every event that
-			// can go with the action and the rule's scope.
-			add(musterv1.EventPodFailed)
-			add(musterv1.EventPodEvicted)
-			if !podOnly {
-				add(musterv1.EventTaskCompleted)
-				add(musterv1.EventTaskFailed)
-				if pol.role == "" {
-					add(musterv1.EventPartlyPlaced)
-				}
-			}
-			why = append(why, "* is written out as the events the action can take; PodPending is not among them, as Muster matches it only after a timeout")
-			continue
-		}
-		me, ok := vcEvents[e]
-		if !ok {
-			why = append(why, fmt.Sprintf("event %s is Volcano's own bookkeeping and has no Muster equivalent", e))
-			continue
-		}
-		if podOnly && (me == musterv1.EventTaskCompleted || me == musterv1.EventTaskFailed || me == musterv1.EventPartlyPlaced) {
-			why = append(why, fmt.Sprintf("event %s is not about one pod, which RestartPod restarts", e))
-			continue
-		}
-		add(me)
-	}
-	if seen[musterv1.EventPodPending] && len(rule.OnEvents) > 1 {
-		rule.OnEvents = slices.DeleteFunc(rule.OnEvents, func(e musterv1.FailureEvent) bool { return e == musterv1.EventPodPending })
-		why = append(why, "PodPending is a rule of its own in Muster, with a timeout: it is left out of this one")
-	}
-	if seen[musterv1.EventPartlyPlaced] && len(rule.Roles) > 0 {
+	var why []string
+	rule.OnEvents, why = ruleEvents(pol.events, action == musterv1.ActionRestartTask, pol.role == "")
+	if slices.Contains(rule.OnEvents, musterv1.EventPartlyPlaced) && len(rule.Roles) > 0 {
 		rule.Roles = nil
 		why = append(why, "Unknown (PartlyPlaced) is an event of the whole job: the rule is not limited to the task")
 	}
@@ -101,22 +63,65 @@ func volcanoRule(pol vcPolicy) (*musterv1.FailureRule, []string) {
 		rule.OnEvents = []musterv1.FailureEvent{musterv1.EventPodFailed}
 		rule.OnExitCodes = musterv1.ExitCodeMatch{Operator: musterv1.ExitCodeIn, Values: []int32{*pol.exitCode}}
 	}
+	pending := len(rule.OnEvents) == 1 && rule.OnEvents[0] == musterv1.EventPodPending
 	if pol.timeout != "" {
 		d, err := time.ParseDuration(pol.timeout)
 		switch {
 		case err != nil:
 			return nil, []string{fmt.Sprintf("timeout %q is not a duration", pol.timeout)}
-		case len(rule.OnEvents) == 1 && rule.OnEvents[0] == musterv1.EventPodPending:
+		case pending:
 			rule.TimeoutSeconds = int32(min(max(d.Seconds(), 1), 86400))
 		default:
 			why = append(why, "Muster acts at once: a timeout delays only PodPending rules")
 		}
 	}
-	if len(rule.OnEvents) == 1 && rule.OnEvents[0] == musterv1.EventPodPending && rule.TimeoutSeconds == 0 {
+	switch {
+	case pending && rule.TimeoutSeconds == 0:
 		return nil, []string{"PodPending needs a timeout in Muster: every pod is pending for a while when it starts"}
-	}
-	if len(rule.OnEvents) == 0 && rule.OnExitCodes.Operator == "" {
+	case len(rule.OnEvents) == 0 && rule.OnExitCodes.Operator == "":
 		return nil, append(why, "no event left that Muster has")
 	}
 	return rule, why
+}
+
+// ruleEvents maps Volcano's events to Muster's. * is every event that can
+// go with the action (podOnly: RestartPod's) and the rule's scope
+// (jobWide: a job's policy, which may name PartlyPlaced).
+func ruleEvents(events []string, podOnly, jobWide bool) ([]musterv1.FailureEvent, []string) {
+	var out []musterv1.FailureEvent
+	var why []string
+	add := func(es ...musterv1.FailureEvent) {
+		for _, e := range es {
+			if !slices.Contains(out, e) {
+				out = append(out, e)
+			}
+		}
+	}
+	for _, e := range events {
+		if e == "*" {
+			add(musterv1.EventPodFailed, musterv1.EventPodEvicted)
+			if !podOnly {
+				add(musterv1.EventTaskCompleted, musterv1.EventTaskFailed)
+			}
+			if !podOnly && jobWide {
+				add(musterv1.EventPartlyPlaced)
+			}
+			why = append(why, "* is written out as the events the action can take; PodPending is not among them, as Muster matches it only after a timeout")
+			continue
+		}
+		me, ok := vcEvents[e]
+		switch {
+		case !ok:
+			why = append(why, fmt.Sprintf("event %s is Volcano's own bookkeeping and has no Muster equivalent", e))
+		case podOnly && me != musterv1.EventPodFailed && me != musterv1.EventPodEvicted && me != musterv1.EventPodPending:
+			why = append(why, fmt.Sprintf("event %s is not about one pod, which RestartPod restarts", e))
+		default:
+			add(me)
+		}
+	}
+	if slices.Contains(out, musterv1.EventPodPending) && len(out) > 1 {
+		out = slices.DeleteFunc(out, func(e musterv1.FailureEvent) bool { return e == musterv1.EventPodPending })
+		why = append(why, "PodPending is a rule of its own in Muster, with a timeout: it is left out of this one")
+	}
+	return out, why
 }
