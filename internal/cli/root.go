@@ -20,6 +20,7 @@ import (
 	"github.com/muster-dev/muster/internal/cli/describe"
 	"github.com/muster-dev/muster/internal/cli/events"
 	"github.com/muster-dev/muster/internal/cli/get"
+	"github.com/muster-dev/muster/internal/cli/importcmd"
 	"github.com/muster-dev/muster/internal/cli/logs"
 	"github.com/muster-dev/muster/internal/cli/restart"
 	runcmd "github.com/muster-dev/muster/internal/cli/run"
@@ -95,7 +96,8 @@ func NewRootCommand(o Options) *cobra.Command {
 			root.AddCommand(c)
 		}
 	}
-	add("basic", get.NewCmd(f, o.IOStreams), describe.NewCmd(f, o.IOStreams), create.NewCmd(f, o.IOStreams), delete.NewCmd(f, o.IOStreams))
+	add("basic", get.NewCmd(f, o.IOStreams), describe.NewCmd(f, o.IOStreams), create.NewCmd(f, o.IOStreams), importcmd.NewCmd(f, o.IOStreams),
+		delete.NewCmd(f, o.IOStreams))
 	add("drive", scale.NewCmd(f, o.IOStreams), suspend.NewSuspendCmd(f, o.IOStreams), suspend.NewResumeCmd(f, o.IOStreams),
 		stop.NewCmd(f, o.IOStreams), restart.NewCmd(f, o.IOStreams), runcmd.NewCmd(f, o.IOStreams), wait.NewCmd(f, o.IOStreams))
 	add("debug", logs.NewCmd(f, o.IOStreams), events.NewCmd(f, o.IOStreams))

@@ -9,9 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -156,7 +153,7 @@ func (o *Options) read() ([]document, error) {
 	decoder := serializer.NewCodecFactory(cmdutil.Scheme, serializer.EnableStrict).UniversalDeserializer()
 	var docs []document
 	var errs []error
-	err := o.visit(func(source string, r io.Reader) error {
+	err := cmdutil.VisitManifests(o.Filenames, o.Recursive, o.In, func(source string, r io.Reader) error {
 		y := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
 		for i := 1; ; i++ {
 			var raw runtime.RawExtension
@@ -191,63 +188,4 @@ func (o *Options) read() ([]document, error) {
 		return nil, err
 	}
 	return docs, errors.Join(errs...)
-}
-
-// visit opens each -f: stdin, a file, or the manifests of a folder.
-func (o *Options) visit(fn func(string, io.Reader) error) error {
-	for _, name := range o.Filenames {
-		if name == "-" {
-			if err := fn("stdin", o.In); err != nil {
-				return err
-			}
-			continue
-		}
-		files, err := o.expand(name)
-		if err != nil {
-			return err
-		}
-		for _, file := range files {
-			if err := visitFile(file, fn); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func visitFile(name string, fn func(string, io.Reader) error) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = f.Close() }()
-	return fn(name, f)
-}
-
-// expand is a file itself, or a folder's manifests in name order.
-func (o *Options) expand(name string) ([]string, error) {
-	info, err := os.Stat(name)
-	if err != nil {
-		return nil, fmt.Errorf("-f %s: %w", name, err)
-	}
-	if !info.IsDir() {
-		return []string{name}, nil
-	}
-	var files []string
-	err = filepath.WalkDir(name, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != name && !o.Recursive {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if slices.Contains([]string{".yaml", ".yml", ".json"}, filepath.Ext(path)) {
-			files = append(files, path)
-		}
-		return nil
-	})
-	return files, err
 }

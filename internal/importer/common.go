@@ -1,0 +1,141 @@
+package importer
+
+import (
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// serverSet are metadata fields the API server wrote for the original
+// object; they mean nothing for a new one.
+var serverSet = []string{"uid", "resourceVersion", "generation", "creationTimestamp", "deletionTimestamp",
+	"deletionGracePeriodSeconds", "managedFields", "selfLink"}
+
+// metadata carries over the name, namespace, labels and annotations.
+// Annotations of the source system itself drive features of that system
+// and are dropped.
+func metadata(s *source, ownPrefixes []string) (metav1.ObjectMeta, error) {
+	m := path{"metadata"}
+	meta := metav1.ObjectMeta{Name: s.str(m.child("name")), Namespace: s.str(m.child("namespace"))}
+	if meta.Name == "" {
+		return meta, fmt.Errorf("metadata.name is required: a TrainingJob's name names its pods and Service")
+	}
+	for _, k := range serverSet {
+		s.drop(m.child(k), "set by the API server for the original object")
+	}
+	s.drop(m.child("ownerReferences"), "belongs to the original object: the TrainingJob is owned by nothing")
+	s.drop(m.child("finalizers"), "belongs to the original object's controller")
+	s.drop(m.child("generateName"), "the TrainingJob keeps metadata.name")
+	for _, k := range s.keys(m.child("labels")) {
+		meta.Labels = setKey(meta.Labels, k, s.str(m.child("labels", k)))
+	}
+	for _, k := range s.keys(m.child("annotations")) {
+		p := m.child("annotations", k)
+		switch {
+		case k == corev1.LastAppliedConfigAnnotation:
+			s.drop(p, "kubectl's record of the original object")
+		case hasAnyPrefix(k, ownPrefixes):
+			s.drop(p, "an annotation that drives a feature of the source system, which Muster does not have")
+		default:
+			meta.Annotations = setKey(meta.Annotations, k, s.str(p))
+		}
+	}
+	s.seen(m.child("labels"))
+	s.seen(m.child("annotations"))
+	s.seen(m)
+	return meta, nil
+}
+
+func setKey(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = map[string]string{}
+	}
+	m[k] = v
+	return m
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkNames refuses names the CRD would: a job name and role names that
+// are DNS-1035 labels, together short enough for every pod name.
+func checkNames(job *musterv1.TrainingJob) field.ErrorList {
+	var errs field.ErrorList
+	if msgs := utilvalidation.IsDNS1035Label(job.Name); len(msgs) > 0 {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), job.Name,
+			"a TrainingJob name must be a DNS-1035 label (it names the job's Service): "+strings.Join(msgs, ", ")))
+	}
+	for i, r := range job.Spec.Roles {
+		p := field.NewPath("spec", "roles").Index(i).Child("name")
+		if msgs := utilvalidation.IsDNS1035Label(r.Name); len(msgs) > 0 || len(r.Name) > 40 {
+			errs = append(errs, field.Invalid(p, r.Name, "a role name must be a DNS-1035 label of at most 40 characters"))
+		}
+		if len(job.Name)+len(r.Name) > 56 {
+			errs = append(errs, field.Invalid(p, r.Name, fmt.Sprintf(
+				"the job's and the role's names together must be at most 56 characters (pod names <job>-<role>-<index>), are %d", len(job.Name)+len(r.Name))))
+		}
+	}
+	return errs
+}
+
+// template decodes the pod template at p. The template's own
+// restartPolicy is left to the caller, which has read it already: in
+// Muster the operator, not the kubelet, restarts tasks, so the pod's is
+// always Never.
+func template(s *source, p path) (corev1.PodTemplateSpec, error) {
+	var t corev1.PodTemplateSpec
+	if !s.has(p) {
+		return t, fmt.Errorf("%s: a pod template is required", p)
+	}
+	if err := s.decode(p, &t); err != nil {
+		return t, err
+	}
+	t.Spec.RestartPolicy = ""
+	return t, nil
+}
+
+// orderRoles puts every role after the roles it depends on, keeping the
+// source's order otherwise: Muster lets a role depend only on earlier
+// roles, so that there is never a cycle.
+func orderRoles(roles []musterv1.Role) ([]musterv1.Role, error) {
+	placed := map[string]bool{}
+	var out []musterv1.Role
+	for len(out) < len(roles) {
+		progress := false
+		for _, r := range roles {
+			if placed[r.Name] {
+				continue
+			}
+			ready := true
+			for _, d := range r.DependsOn {
+				ready = ready && placed[d.Role]
+			}
+			if ready {
+				out = append(out, r)
+				placed[r.Name] = true
+				progress = true
+			}
+		}
+		if !progress {
+			return nil, fmt.Errorf("the roles' dependencies form a cycle")
+		}
+	}
+	return out, nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// lowerRole is a replica type as a role name: Master is master.
+func lowerRole(t string) string { return strings.ToLower(t) }
