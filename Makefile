@@ -21,7 +21,7 @@ GOLANGCI_KAL   := $(MUSTER_CACHE)/tools/golangci-lint-kal-$(GOLANGCI_LINT_VERSIO
 
 # Packages of the main module that unit tests cover: everything but the
 # tiers that need a cluster.
-UNIT_PKGS = $$(go list ./... | grep -v -e /test/integration -e /test/e2e)
+UNIT_PKGS = $$(go list ./... | grep -v -e /test/integration -e /test/e2e -e /test/chaos)
 # Separate modules with their own go.mod.
 TOOL_MODULES := tools/procnode
 
@@ -75,7 +75,7 @@ build: ## Build the operator and the CLI into bin/.
 ##@ Test
 
 .PHONY: test
-test: test-unit test-integration test-e2e ## Run every test tier.
+test: test-unit test-integration test-e2e test-chaos ## Run every test tier.
 
 .PHONY: test-unit
 test-unit: ## Unit tests of pure logic, with the race detector (no cluster).
@@ -90,6 +90,10 @@ test-integration: ## The operator against a real kube-apiserver and etcd (built 
 .PHONY: test-e2e
 test-e2e: deps ## The local cluster with real processes and real torch (needs root).
 	go test -count=1 -timeout 60m ./test/e2e/...
+
+.PHONY: test-chaos
+test-chaos: deps ## Crash the operator, the control plane and the node under running jobs (needs root; MUSTER_CHAOS_SEED replays a run).
+	go test -count=1 -timeout 30m -v ./test/chaos/...
 
 .PHONY: deps
 deps: ## Install the system packages the local cluster and the examples need.

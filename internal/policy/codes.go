@@ -44,6 +44,8 @@ package policy
 //	-1202  ContainerNotExecutable     exit 126                                         Permanent
 //	-1203  ContainerCommandNotFound   exit 127, or exit 128 with "not found"           Permanent
 //	-1204  ContainerStartFailed       exit 128                                         -
+//	-1205  ContainerStatusUnknown     container reason ContainerStatusUnknown          Transient
+//	                                  (its node lost it, e.g. in a restart)
 //	 130   ContainerSigIntReceived    signal 2  (SIGINT)                               Transient
 //	 131   ContainerSigQuitReceived   signal 3  (SIGQUIT)                              Transient
 //	 132   ContainerSigIllReceived    signal 4  (SIGILL)                               Permanent
@@ -91,6 +93,7 @@ const (
 	CodeContainerNotExecutable   = -1202
 	CodeContainerCommandNotFound = -1203
 	CodeContainerStartFailed     = -1204
+	CodeContainerStatusUnknown   = -1205
 )
 
 // PhraseContainerUnrecognizedFailed is the phrase of a failure no pattern

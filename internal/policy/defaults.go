@@ -49,6 +49,11 @@ var defaultRules = []rule{
 	},
 	// Runtimes report 128 when they could not start the process at all.
 	exitRule(CodeContainerStartFailed, failed("ContainerStartFailed"), 128, 128),
+	// The kubelet found no trace of a container that was running (its
+	// node restarted, or its runtime lost it): nothing the program did,
+	// so, like a lost node, not charged. It comes before the signal rules:
+	// such a container is reported with exit code 137.
+	containerReasonRule(`^ContainerStatusUnknown$`, CodeContainerStatusUnknown, failed("ContainerStatusUnknown", AttributeTransient)),
 
 	signalRule(2, "ContainerSigIntReceived", AttributeTransient),
 	signalRule(3, "ContainerSigQuitReceived", AttributeTransient),

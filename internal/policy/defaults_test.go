@@ -74,6 +74,7 @@ func TestDefaultTable(t *testing.T) {
 		"exit 128, not found": {failedPod(withMessage(ctr("main", 128, "StartError", 0), `exec: "trian.py": executable file not found in $PATH`)),
 			outcome{-1203, "ContainerCommandNotFound", []Attribute{P}, "main"}},
 		"exit 128":             {failedPod(ctr("main", 128, "StartError", 0)), outcome{-1204, "ContainerStartFailed", nil, "main"}},
+		"container lost":       {failedPod(ctr("main", 137, "ContainerStatusUnknown", 0)), outcome{-1205, "ContainerStatusUnknown", []Attribute{T}, "main"}},
 		"SIGINT":               {failedPod(ctr("main", 130, "Error", 0)), outcome{130, "ContainerSigIntReceived", []Attribute{T}, "main"}},
 		"SIGQUIT":              {failedPod(ctr("main", 131, "Error", 0)), outcome{131, "ContainerSigQuitReceived", []Attribute{T}, "main"}},
 		"SIGILL":               {failedPod(ctr("main", 132, "Error", 0)), outcome{132, "ContainerSigIllReceived", []Attribute{P}, "main"}},

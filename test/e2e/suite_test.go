@@ -11,9 +11,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
 
@@ -49,7 +47,7 @@ func runSuite(m *testing.M) int {
 	cfg.FakeNodes, cfg.GPUsPerNode = 2, 8
 	// The gang schedulers and Kueue (schedulers_test.go).
 	cfg.Schedulers, cfg.Kueue = devcluster.SchedulerNames, true
-	cfg.Out = prefixWriter{"e2e cluster: "}
+	cfg.Out = devcluster.PrefixWriter("e2e cluster: ")
 	cluster = cfg
 
 	// A run killed before its teardown (timeout, ^C twice) leaves a cluster
@@ -59,7 +57,7 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: removing a leftover cluster:", err)
 		return 1
 	}
-	stopGuard := guardTeardown(cfg)
+	stopGuard := devcluster.GuardTeardown(cfg)
 	defer stopGuard()
 	defer func() {
 		if err := devcluster.Down(ctx, cfg); err != nil {
@@ -101,42 +99,4 @@ func preflight() error {
 		return fmt.Errorf("/usr/bin/python3 with torch is missing (make deps installs python3-torch): %w", err)
 	}
 	return nil
-}
-
-// guardTeardown tears the cluster down when the run is interrupted or is
-// about to hit go test's -timeout, which would otherwise kill the binary
-// before any deferred teardown.
-func guardTeardown(cfg *devcluster.Config) (stop func()) {
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	var deadline <-chan time.Time
-	if f := flag.Lookup("test.timeout"); f != nil {
-		if d, err := time.ParseDuration(f.Value.String()); err == nil && d > 2*time.Minute {
-			deadline = time.After(d - time.Minute)
-		}
-	}
-	done := make(chan struct{})
-	go func() {
-		select {
-		case s := <-sig:
-			fmt.Fprintf(os.Stderr, "e2e: %v: tearing the cluster down\n", s)
-		case <-deadline:
-			fmt.Fprintln(os.Stderr, "e2e: the test timeout is near: tearing the cluster down")
-		case <-done:
-			return
-		}
-		_ = devcluster.Down(context.Background(), cfg)
-		os.Exit(1)
-	}()
-	return func() { signal.Stop(sig); close(done) }
-}
-
-// prefixWriter marks the cluster's progress lines in the test output.
-type prefixWriter struct{ prefix string }
-
-func (p prefixWriter) Write(b []byte) (int, error) {
-	if _, err := os.Stderr.Write(append([]byte(p.prefix), b...)); err != nil {
-		return 0, err
-	}
-	return len(b), nil
 }

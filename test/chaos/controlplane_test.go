@@ -1,0 +1,151 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/tools/devcluster"
+)
+
+var (
+	baselineOnce sync.Once
+	baselineWant map[string]outcome
+)
+
+// undisturbed is how every scenario ends with nothing crashing: run once
+// per test binary, by the first test that needs it, in a namespace of its
+// own with an operator of its own that is stopped before the test's starts.
+func undisturbed(t *testing.T) map[string]outcome {
+	t.Helper()
+	baselineOnce.Do(func() {
+		ns := namespace(t, "chaos-base")
+		m := startMonitor(t, ns)
+		op := startOperator(t, "")
+		baselineWant = runRound(t, &driver{ctx: context.Background(), ns: ns}, m, "base")
+		op.stop()
+		m.check(t)
+		for _, c := range op.crashed() {
+			t.Error("operator crashed in the undisturbed run:", c)
+		}
+	})
+	if baselineWant == nil || len(baselineWant) != len(scenarios) {
+		t.Fatal("the undisturbed run did not complete")
+	}
+	return baselineWant
+}
+
+// restartComponents kills the named components of the cluster, as a crash
+// would, and starts them again, while the jobs go on.
+func restartComponents(names ...string) error {
+	for _, n := range names {
+		if err := devcluster.Kill(cluster, n); err != nil {
+			return err
+		}
+	}
+	return devcluster.Up(context.Background(), cluster)
+}
+
+// TestControlPlaneRestarts kills etcd and kube-apiserver together, then
+// kube-apiserver alone, in the middle of every scenario; the operator
+// keeps running through it and every job must end as undisturbed.
+func TestControlPlaneRestarts(t *testing.T) {
+	ns := namespace(t, "chaos-cp")
+	want := undisturbed(t)
+	m := startMonitor(t, ns)
+	op := startOperator(t, "")
+	d := &driver{ctx: context.Background(), ns: ns}
+
+	disrupted := make(chan error, 1)
+	go func() {
+		time.Sleep(3 * time.Second)
+		if err := restartComponents("etcd", "kube-apiserver"); err != nil {
+			disrupted <- fmt.Errorf("restarting etcd and kube-apiserver: %w", err)
+			return
+		}
+		time.Sleep(5 * time.Second)
+		if err := restartComponents("kube-apiserver"); err != nil {
+			disrupted <- fmt.Errorf("restarting kube-apiserver: %w", err)
+			return
+		}
+		disrupted <- nil
+	}()
+	got := runRound(t, d, m, "cp")
+	if err := <-disrupted; err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the jobs ended differently from the undisturbed run (-want +got):\n%s", diff)
+	}
+	m.check(t)
+	for _, c := range op.crashed() {
+		t.Error("operator crashed:", c)
+	}
+}
+
+// TestProcessNodeRestart kills the process node under a running job: its
+// pods die with it and are reported lost when it comes back. Each task is
+// replaced exactly once, never while its old pod still counts as live,
+// the loss is not charged to the job's restart budget, and the job then
+// completes.
+func TestProcessNodeRestart(t *testing.T) {
+	ns := namespace(t, "chaos-node")
+	m := startMonitor(t, ns)
+	op := startOperator(t, "")
+	d := &driver{ctx: context.Background(), ns: ns}
+
+	const name = "on-node"
+	job := testutil.MakeJob(name, ns).Role("w", 2).RestartPolicy(musterv1.RestartPolicyOnFailure).BackoffLimit(5).
+		Template(func(t *corev1.PodTemplateSpec) {
+			t.Spec.NodeSelector = map[string]string{corev1.LabelHostname: devcluster.ProcNodeName}
+			// Ends with 0 on SIGTERM, so the test can finish it.
+			t.Spec.Containers[0].Command = []string{"/bin/sh", "-c", `trap "exit 0" TERM; sleep 3600 & wait`}
+		}).Obj()
+	if err := d.retry(func(ctx context.Context) error { return k8s.Create(ctx, job.DeepCopy()) }); err != nil {
+		t.Fatal(err)
+	}
+	before, err := d.waitRunning(name, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := restartComponents("procnode"); err != nil {
+		t.Fatal(err)
+	}
+	old := map[string]bool{}
+	for _, p := range before {
+		old[string(p.UID)] = true
+	}
+	after, err := d.waitRunning(name, 2, func(p corev1.Pod) bool { return !old[string(p.UID)] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := d.waitJob(name, "both losses recorded and Running", func(j *musterv1.TrainingJob) bool {
+		return outcomeOf(j).TaskRestarts == 2 && j.Status.Phase == musterv1.PhaseRunning
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := outcomeOf(got); o.Restarts != 2 || o.AccountableRestarts != 0 || o.Attempt != 0 {
+		t.Errorf("want each task replaced once in the same attempt, not charged; got %+v", o)
+	}
+	for _, p := range after {
+		for _, pid := range testutil.PodProcesses(ns, p.Name) {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		}
+	}
+	if _, err := d.waitPhase(name, musterv1.PhaseSucceeded); err != nil {
+		t.Fatal(err)
+	}
+	m.check(t)
+	for _, c := range op.crashed() {
+		t.Error("operator crashed:", c)
+	}
+}
