@@ -9,6 +9,9 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 export MUSTER_CACHE ?= $(CURDIR)/.cache
+# The project's version: the binaries report it, and the Helm chart's
+# version and appVersion (v$(VERSION)) must match it (tools/chart checks).
+VERSION := 0.1.0
 CONTROLLER_GEN_VERSION := v0.21.0
 GOLANGCI_LINT_VERSION  := v2.15.0
 CONTROLLER_GEN := $(MUSTER_CACHE)/tools/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
@@ -23,7 +26,7 @@ GOLANGCI_KAL   := $(MUSTER_CACHE)/tools/golangci-lint-kal-$(GOLANGCI_LINT_VERSIO
 # tiers that need a cluster.
 UNIT_PKGS = $$(go list ./... | grep -v -e /test/integration -e /test/e2e -e /test/chaos)
 # Separate modules with their own go.mod.
-TOOL_MODULES := tools/procnode
+TOOL_MODULES := tools/procnode tools/chart
 
 ##@ General
 
@@ -38,9 +41,11 @@ generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRD and RBAC manifests in config/.
+manifests: $(CONTROLLER_GEN) ## Generate the CRD and RBAC manifests in config/, and copy the CRD into the Helm chart.
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true rbac:roleName=muster-operator paths=./... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	rm -f charts/muster/crds/*.yaml
+	cp config/crd/bases/*.yaml charts/muster/crds/
 
 .PHONY: fmt
 fmt: ## Format the code.
@@ -61,8 +66,8 @@ lint-api: $(GOLANGCI_KAL) ## Check the API types in api/ against the Kubernetes 
 	$(GOLANGCI_KAL) run --config .golangci-kal.yml ./api/...
 
 .PHONY: verify
-verify: generate manifests fmt vet lint ## Regenerate, lint, and fail if anything generated or formatted differs from git.
-	@git diff --exit-code -- api config internal cmd test tools || \
+verify: generate manifests fmt vet lint test-chart ## Regenerate, lint, test the chart, and fail if anything generated or formatted differs from git.
+	@git diff --exit-code -- api charts config internal cmd test tools || \
 		{ echo "Generated or formatted files are out of date: run 'make generate manifests fmt' and commit."; exit 1; }
 
 ##@ Build
@@ -70,7 +75,7 @@ verify: generate manifests fmt vet lint ## Regenerate, lint, and fail if anythin
 .PHONY: build
 build: ## Build the operator and the CLI into bin/.
 	go build -o bin/muster-operator ./cmd/muster-operator
-	go build -o bin/muster ./cmd/muster
+	go build -ldflags "-X github.com/muster-dev/muster/internal/cli/version.Version=v$(VERSION)" -o bin/muster ./cmd/muster
 
 ##@ Test
 
@@ -81,6 +86,10 @@ test: test-unit test-integration test-e2e test-chaos ## Run every test tier.
 test-unit: ## Unit tests of pure logic, with the race detector (no cluster).
 	go test -race -count=1 $(UNIT_PKGS)
 	@for m in $(TOOL_MODULES); do if [ -f $$m/go.mod ]; then (cd $$m && go test -race -count=1 ./...); fi; done
+
+.PHONY: test-chart
+test-chart: ## Lint and render the Helm chart; check it against config/ (rules, CRD, flags). UPDATE=1 rewrites its golden file.
+	cd tools/chart && go test -count=1 ./... $(if $(UPDATE),-update)
 
 .PHONY: test-integration
 test-integration: ## The operator against a real kube-apiserver and etcd (built on first use), with the race detector.

@@ -129,10 +129,7 @@ func run(f *flags) error {
 	cfg.QPS, cfg.Burst = float32(f.qps), f.burst
 	cfg.UserAgent = "muster-operator"
 
-	var namespaces []string
-	if f.namespaces != "" {
-		namespaces = strings.Split(f.namespaces, ",")
-	}
+	namespaces := splitNames(f.namespaces)
 	// The rotator closes certsReady once the serving certificate is on disk
 	// and its CA is in the webhook configurations; the server waits for it.
 	var webhookServer webhook.Server

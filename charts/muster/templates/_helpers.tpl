@@ -1,0 +1,181 @@
+{{/*
+Labels of every object. app.kubernetes.io/name is also the selector of the
+operator's pods, as in config/manager.
+*/}}
+{{- define "muster.labels" -}}
+app.kubernetes.io/name: muster-operator
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end -}}
+
+{{- define "muster.selectorLabels" -}}
+app.kubernetes.io/name: muster-operator
+{{- end -}}
+
+{{- define "muster.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{- end -}}
+
+{{/* The operator's ServiceAccount, the subject of every binding. */}}
+{{- define "muster.subjects" -}}
+subjects:
+- kind: ServiceAccount
+  name: muster-operator
+  namespace: {{ .Release.Namespace }}
+{{- end -}}
+
+{{/*
+The operator's rules, as controller-gen generates them from the code's
++kubebuilder:rbac markers into config/rbac/role.yaml, split by scope: the
+rules on namespaced resources go into a ClusterRole when the operator
+watches every namespace and into a Role in each watched namespace
+otherwise; the rules on cluster-scoped resources always go into a
+ClusterRole. The chart test fails when their union differs from
+config/rbac/role.yaml.
+*/}}
+{{- define "muster.rules.namespaced" -}}
+- apiGroups: [""]
+  resources: [configmaps]
+  verbs: [create, get, update]
+- apiGroups: [""]
+  resources: [pods]
+  verbs: [create, delete, get, list, watch]
+- apiGroups: [""]
+  resources: [pods/log]
+  verbs: [get]
+- apiGroups: [""]
+  resources: [secrets]
+  verbs: [create]
+- apiGroups: [""]
+  resources: [serviceaccounts]
+  verbs: [create, get]
+- apiGroups: [""]
+  resources: [services]
+  verbs: [create, get, list, watch]
+- apiGroups: ["", events.k8s.io]
+  resources: [events]
+  verbs: [create, patch]
+- apiGroups: [muster.dev]
+  resources: [trainingjobs]
+  verbs: [delete, get, list, patch, watch]
+- apiGroups: [muster.dev]
+  resources: [trainingjobs/scale, trainingjobs/status]
+  verbs: [get, patch, update]
+- apiGroups: [rbac.authorization.k8s.io]
+  resources: [rolebindings, roles]
+  verbs: [create, get]
+{{- end -}}
+
+{{- define "muster.rules.cluster" -}}
+# The webhook's certificate rotator watches the webhook configurations and
+# writes the CA into Muster's two.
+- apiGroups: [admissionregistration.k8s.io]
+  resources: [mutatingwebhookconfigurations, validatingwebhookconfigurations]
+  verbs: [get, list, watch]
+- apiGroups: [admissionregistration.k8s.io]
+  resourceNames: [muster-mutating-webhook, muster-validating-webhook]
+  resources: [mutatingwebhookconfigurations, validatingwebhookconfigurations]
+  verbs: [update]
+# The metrics endpoint checks its clients' tokens and rights.
+- apiGroups: [authentication.k8s.io]
+  resources: [tokenreviews]
+  verbs: [create]
+- apiGroups: [authorization.k8s.io]
+  resources: [subjectaccessreviews]
+  verbs: [create]
+{{- end -}}
+
+{{/*
+muster.rbac renders the RBAC of one part of the operator: a ClusterRole and
+ClusterRoleBinding named .name with the rules .namespaced and .cluster when
+the operator watches every namespace; otherwise a Role and RoleBinding named
+.name in each watched namespace with .namespaced, and a ClusterRole with
+.cluster only (none if there are no such rules). Called with
+(dict "root" $ "name" ... "namespaced" ... "cluster" ...).
+*/}}
+{{- define "muster.rbac" -}}
+{{- $root := .root -}}
+{{- if not $root.Values.watchNamespaces }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ .name }}
+  labels:
+    {{- include "muster.labels" $root | nindent 4 }}
+rules:
+{{- with .namespaced }}
+{{ . }}
+{{- end }}
+{{- with .cluster }}
+{{ . }}
+{{- end }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ .name }}
+  labels:
+    {{- include "muster.labels" $root | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ .name }}
+{{ include "muster.subjects" $root }}
+{{- else }}
+{{- $name := .name }}
+{{- $rules := .namespaced }}
+{{- if $rules }}
+{{- range $root.Values.watchNamespaces }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ $name }}
+  namespace: {{ . }}
+  labels:
+    {{- include "muster.labels" $root | nindent 4 }}
+rules:
+{{ $rules }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ $name }}
+  namespace: {{ . }}
+  labels:
+    {{- include "muster.labels" $root | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ $name }}
+{{ include "muster.subjects" $root }}
+{{- end }}
+{{- end }}
+{{- with .cluster }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "muster.labels" $root | nindent 4 }}
+rules:
+{{ . }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ $name }}
+  labels:
+    {{- include "muster.labels" $root | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ $name }}
+{{ include "muster.subjects" $root }}
+{{- end }}
+{{- end }}
+{{- end -}}

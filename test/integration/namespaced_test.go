@@ -1,0 +1,213 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/controller"
+	"github.com/muster-dev/muster/internal/queue/kueue"
+)
+
+// namespacedRBAC is what the Helm chart installs with watchNamespaces
+// (and every gang backend and Kueue): tools/chart renders the chart and
+// keeps this file in step with it.
+const namespacedRBAC = "testdata/namespaced-rbac.yaml"
+
+// The namespaces namespacedRBAC was rendered for, and the operator's own.
+var (
+	watchedNamespaces = []string{"muster-team-a", "muster-team-b"}
+	operatorNamespace = "muster-system"
+)
+
+// The chart's namespaced RBAC is all the operator needs: run as its
+// ServiceAccount, with the cache options of --namespaces, it leads through
+// its Lease, runs a job in a watched namespace, drives a native gang and a
+// Kueue-admitted job (whose ResourceFlavors it watches cluster-wide) in
+// the other, and leaves a job in an unwatched namespace alone; the API
+// server refuses none of its requests.
+func TestNamespacedOperatorNeedsOnlyTheChartsRoles(t *testing.T) {
+	unwatched := newEnv(t)
+	for _, ns := range append([]string{operatorNamespace}, watchedNamespaces...) {
+		unwatched.g.Expect(client.IgnoreAlreadyExists(k8s.Create(unwatched.ctx(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))).To(gomega.Succeed())
+	}
+	teamA := &env{t: t, g: unwatched.g, ns: watchedNamespaces[0]}
+	teamB := &env{t: t, g: unwatched.g, ns: watchedNamespaces[1]}
+	grantChartRBAC(t)
+
+	// The suite's operator watches every namespace: this test's replaces it.
+	operator.stop()
+	defer func() {
+		op, err := startOperator()
+		unwatched.g.Expect(err).NotTo(gomega.HaveOccurred())
+		operator = op
+	}()
+	sa := rest.CopyConfig(cfg)
+	sa.Impersonate = rest.ImpersonationConfig{
+		UserName: "system:serviceaccount:" + operatorNamespace + ":muster-operator",
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + operatorNamespace, "system:authenticated"},
+	}
+	waitForRBAC(t, sa)
+	refused := &refusals{}
+	sa.Wrap(refused.wrap)
+
+	mgr, err := ctrl.NewManager(sa, ctrl.Options{
+		Scheme:                        scheme,
+		Cache:                         controller.CacheOptions(watchedNamespaces, gangOptions(), true),
+		Client:                        controller.ClientOptions(),
+		Metrics:                       metricsserver.Options{BindAddress: "0"},
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
+		LeaderElection:                true,
+		LeaderElectionID:              "muster-operator-namespaced-test",
+		LeaderElectionNamespace:       operatorNamespace,
+		LeaderElectionReleaseOnCancel: true,
+	})
+	unwatched.g.Expect(err).NotTo(gomega.HaveOccurred())
+	unwatched.g.Expect(controller.Setup(mgr, controller.Options{ExpectationTimeout: 10 * time.Second, Gang: gangOptions(), Kueue: true})).To(gomega.Succeed())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		unwatched.g.Expect(<-done).To(gomega.Succeed())
+	}()
+
+	// A plain job runs.
+	teamA.create(teamA.job("plain").Role("worker", 2).Obj())
+	teamA.runAll("plain", 2)
+	teamA.waitPhase("plain", musterv1.PhaseRunning)
+
+	// A native gang gets its Workload and PodGroup.
+	teamB.create(teamB.job("gang").Role("worker", 2).Scheduling(musterv1.Scheduling{Backend: musterv1.GangNative}).Obj())
+	teamB.eventuallyJob("gang", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Scheduling).NotTo(gomega.BeNil())
+		g.Expect(j.Status.Scheduling.PodGroup).NotTo(gomega.BeEmpty())
+		g.Expect(condition(j, musterv1.ConditionGangScheduled)).NotTo(gomega.BeNil())
+	})
+
+	// A Kueue job waits for admission, then runs on its flavor.
+	flavor := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"nodeLabels": map[string]any{"pool": "a"}}}}
+	flavor.SetGroupVersionKind(kueue.ResourceFlavorKind)
+	flavor.SetName("pool-a")
+	teamB.g.Expect(client.IgnoreAlreadyExists(k8s.Create(teamB.ctx(), flavor))).To(gomega.Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), flavor) })
+	queued := teamB.job("queued").Role("worker", 2).Obj()
+	queued.Labels = map[string]string{kueue.LabelQueueName: "team-b"}
+	teamB.create(queued)
+	teamB.asKueue(queued, admit)
+	for _, p := range teamB.waitPodCount("queued", 2) {
+		teamB.g.Expect(p.Spec.NodeSelector).To(gomega.HaveKeyWithValue("pool", "a"), p.Name)
+	}
+
+	// A job elsewhere is not the operator's.
+	unwatched.create(unwatched.job("elsewhere").Role("worker", 1).Obj())
+	unwatched.g.Consistently(func(g gomega.Gomega) {
+		g.Expect(unwatched.pods("elsewhere")).To(gomega.BeEmpty())
+		g.Expect(unwatched.get("elsewhere").Status.Phase).To(gomega.BeEmpty())
+	}, 3*time.Second, 100*time.Millisecond).Should(gomega.Succeed())
+
+	// It led through its Lease in its own namespace.
+	lease := &coordinationv1.Lease{}
+	unwatched.g.Expect(k8s.Get(unwatched.ctx(), client.ObjectKey{Namespace: operatorNamespace, Name: "muster-operator-namespaced-test"}, lease)).To(gomega.Succeed())
+
+	unwatched.g.Expect(refused.list()).To(gomega.BeEmpty(), "requests the API server refused the operator")
+}
+
+// grantChartRBAC creates the objects of namespacedRBAC and deletes them
+// when the test ends.
+func grantChartRBAC(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Clean(namespacedRBAC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if len(obj.Object) == 0 {
+			continue
+		}
+		if err := client.IgnoreAlreadyExists(k8s.Create(context.Background(), obj)); err != nil {
+			t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
+		}
+		t.Cleanup(func() { _ = k8s.Delete(context.Background(), obj) })
+	}
+}
+
+// waitForRBAC waits until the API server's authorizer knows the new
+// bindings, so that no refusal the test sees is only their propagation.
+func waitForRBAC(t *testing.T, sa *rest.Config) {
+	t.Helper()
+	c, err := client.New(sa, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lists := map[string]client.ObjectList{operatorNamespace: &coordinationv1.LeaseList{}}
+	for _, ns := range watchedNamespaces {
+		lists[ns] = &musterv1.TrainingJobList{}
+	}
+	flavors := &unstructured.UnstructuredList{}
+	flavors.SetGroupVersionKind(kueue.ResourceFlavorKind.GroupVersion().WithKind("ResourceFlavorList"))
+	gomega.NewWithT(t).Eventually(func(g gomega.Gomega) {
+		for ns, l := range lists {
+			g.Expect(c.List(context.Background(), l, client.InNamespace(ns))).To(gomega.Succeed())
+		}
+		g.Expect(c.List(context.Background(), flavors)).To(gomega.Succeed())
+	}, timeout, interval).Should(gomega.Succeed())
+}
+
+// refusals records the requests the API server answers 403 Forbidden.
+type refusals struct {
+	mu  sync.Mutex
+	got []string
+}
+
+func (r *refusals) wrap(rt http.RoundTripper) http.RoundTripper {
+	return roundTripper(func(req *http.Request) (*http.Response, error) {
+		resp, err := rt.RoundTrip(req)
+		if err == nil && resp.StatusCode == http.StatusForbidden {
+			r.mu.Lock()
+			r.got = append(r.got, fmt.Sprintf("%s %s", req.Method, req.URL.RequestURI()))
+			r.mu.Unlock()
+		}
+		return resp, err
+	})
+}
+
+func (r *refusals) list() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
