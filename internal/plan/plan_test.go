@@ -137,6 +137,11 @@ func TestRestartSequence(t *testing.T) {
 	if len(res.DeletePods) != 1 || res.DeletePods[0].UID != failed || len(res.CreatePods) != 0 {
 		t.Fatalf("want one delete of %s and no create, got %+v / %d creates", failed, res.DeletePods, len(res.CreatePods))
 	}
+	// A finished pod has nothing to stop: it goes without grace, so its
+	// name is free for the replacement at once.
+	if !res.DeletePods[0].Force {
+		t.Fatalf("a failed pod is deleted with grace: %+v", res.DeletePods[0])
+	}
 
 	// 2. The operator crashes after writing status but before deleting:
 	// replanning from the written status neither loses nor doubles it.
@@ -224,6 +229,11 @@ func TestSuspendAndResume(t *testing.T) {
 	res := w.step()
 	if len(res.DeletePods) != 2 || w.job.Status.Phase != musterv1.PhaseSuspended || w.job.Status.StartTime != nil {
 		t.Fatalf("deletes %d phase %s start %v", len(res.DeletePods), w.job.Status.Phase, w.job.Status.StartTime)
+	}
+	for _, d := range res.DeletePods {
+		if d.Force {
+			t.Fatalf("a running pod is deleted without grace: %+v", d)
+		}
 	}
 	w.step()
 	if len(w.pods) != 0 || w.task("w", 0).State != musterv1.TaskStopped {

@@ -34,7 +34,17 @@ func (r *Result) deletePod(pod *corev1.Pod, reason string) {
 			return
 		}
 	}
-	r.DeletePods = append(r.DeletePods, PodDeletion{Name: pod.Name, UID: pod.UID, Reason: reason})
+	r.DeletePods = append(r.DeletePods, PodDeletion{Name: pod.Name, UID: pod.UID, Reason: reason, Force: podFinished(pod)})
+}
+
+// podFinished is whether all of a pod's containers have ended for good:
+// there is nothing left for a graceful deletion to stop, so its pod is
+// deleted at once (as the pod garbage collector deletes finished pods). A
+// replacement then need not wait for the node to confirm the deletion
+// before it can take the name, and no late confirmation by name can hit
+// the replacement.
+func podFinished(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
 }
 
 // forceIfOverdue force-deletes a terminating pod once its role's graceful
