@@ -26,6 +26,12 @@ const (
 
 	// AnnotationJobUID is the UID of the owning TrainingJob.
 	AnnotationJobUID = "muster.dev/job-uid"
+
+	// FinalizerTracking holds every pod the operator creates until the
+	// job's status accounts for it, so that a pod that ends and is deleted
+	// before the operator sees it is still seen to have ended, with its exit
+	// code, rather than taken for one that vanished.
+	FinalizerTracking = "muster.dev/tracking"
 )
 
 // Environment variables Muster puts first in every container and init

@@ -45,6 +45,8 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, see
 			errs = append(errs, fmt.Errorf("creating service: %w", err))
 		}
 	}
+	// Released first: a finished pod deleted next is then gone at once.
+	errs = append(errs, r.releasePods(ctx, job.Namespace, res.ReleasePods))
 	errs = append(errs, r.deletePods(ctx, job, res.DeletePods))
 	// The gang object exists before any of its pods.
 	g, err := r.syncGang(ctx, job, seen.groups, res)

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,11 +23,21 @@ import (
 // for the same reason.
 func batchedOwnerEvents(delay time.Duration) handler.EventHandler {
 	enqueue := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-		ref := metav1.GetControllerOf(obj)
-		if ref == nil || ref.Kind != "TrainingJob" || ref.APIVersion != musterv1.GroupVersion.String() {
+		name := ""
+		if ref := metav1.GetControllerOf(obj); ref != nil {
+			if ref.Kind != "TrainingJob" || ref.APIVersion != musterv1.GroupVersion.String() {
+				return
+			}
+			name = ref.Name
+		} else if slices.Contains(obj.GetFinalizers(), musterv1.FinalizerTracking) {
+			// Orphaned with our finalizer still on: its job's name is in
+			// its label, and that job's reconcile lets it go.
+			name = obj.GetLabels()[musterv1.LabelJobName]
+		}
+		if name == "" {
 			return
 		}
-		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: ref.Name}}
+		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}
 		if delay <= 0 {
 			q.Add(req)
 			return

@@ -24,6 +24,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/plan"
+	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
@@ -118,8 +119,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, job); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.takeFailures(req.NamespacedName, nil)
+			return ctrl.Result{}, r.releaseOrphans(ctx, req.NamespacedName)
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(err)
+		return ctrl.Result{}, err
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("trainingJob", klog.KObj(job))
 	ctx = ctrl.LoggerInto(ctx, log)
@@ -128,7 +130,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// references.
 		r.expect.forget(job.UID)
 		r.takeFailures(req.NamespacedName, nil)
-		return ctrl.Result{}, nil
+		return ctrl.Result{}, r.releaseOrphans(ctx, req.NamespacedName)
 	}
 
 	pods, hasService, err := r.observe(ctx, job)
@@ -191,10 +193,20 @@ func (r *Reconciler) observe(ctx context.Context, job *musterv1.TrainingJob) ([]
 		return nil, false, err
 	}
 	pods := make([]*corev1.Pod, 0, len(list.Items))
+	var orphans []plan.PodRef
 	for i := range list.Items {
-		if metav1.IsControlledBy(&list.Items[i], job) {
-			pods = append(pods, &list.Items[i])
+		p := &list.Items[i]
+		switch {
+		case metav1.IsControlledBy(p, job):
+			pods = append(pods, p)
+		case observe.Tracked(p) && p.DeletionTimestamp != nil:
+			// A pod of an earlier job of this name, orphaned when it was
+			// deleted (--cascade=orphan): nothing accounts for it.
+			orphans = append(orphans, plan.PodRef{Name: p.Name, UID: p.UID})
 		}
+	}
+	if err := r.releasePods(ctx, job.Namespace, orphans); err != nil {
+		return nil, false, err
 	}
 	var svc corev1.Service
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: objects.ServiceName(job)}, &svc)

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	"k8s.io/utils/ptr"
@@ -10,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
@@ -67,6 +69,15 @@ type Result struct {
 	// RequeueAfter is when the plan changes by the clock alone (a deadline,
 	// a TTL), or zero.
 	RequeueAfter time.Duration
+	// ReleasePods are the pods whose tracking finalizer may go once Status
+	// is written: their end is in it.
+	ReleasePods []PodRef
+}
+
+// PodRef names one pod instance.
+type PodRef struct {
+	Name string
+	UID  types.UID
 }
 
 // Plan decides what to do next for a job. Its phases run in order, each
@@ -120,7 +131,23 @@ func Plan(in Input) Result {
 	// and says where the gang stands.
 	applyGang(in.Gang, in.Job, in.Pods, &out, c.now)
 	applyAdmission(in.Admission, &out)
+	out.ReleasePods = releasable(in.Pods)
 	return out
+}
+
+// releasable are the tracked pods whose end this plan has taken into
+// account: every plan reads every pod of the job, so once its status is
+// written, an ended or deleted pod need not be held any longer.
+func releasable(pods []*corev1.Pod) []PodRef {
+	var refs []PodRef
+	for _, pod := range pods {
+		if observe.Accountable(pod) {
+			refs = append(refs, PodRef{Name: pod.Name, UID: pod.UID})
+		}
+	}
+	// In name order, so that the same pods give the same plan.
+	slices.SortFunc(refs, func(a, b PodRef) int { return strings.Compare(a.Name, b.Name) })
+	return refs
 }
 
 // finalize completes the status the plan returns: the /scale fields, and

@@ -107,9 +107,11 @@ func observeTask(c *planContext, role *musterv1.Role, ts musterv1.TaskStatus) ta
 		s.kind = stepNone
 	case pod == nil:
 		s.kind = missingPod(&s.task)
-	case pod.DeletionTimestamp != nil:
+	case pod.DeletionTimestamp != nil && !observe.EndedBeforeDeletion(pod):
 		// Being deleted, by us or someone else: wait until it is gone, or
 		// force it once the role's graceful deletion timeout has passed.
+		// A pod that had ended before its deletion was asked is taken for
+		// how it ended, below: the tracking finalizer kept it for that.
 		s.kind = stepTerminating
 	case isEnded(&ts, pod.UID):
 		// The ended instance a restart was decided for: remove it, then

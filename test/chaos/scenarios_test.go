@@ -83,12 +83,18 @@ type driver struct {
 	ns  string
 }
 
-// fakeNodeJob is a job whose pods run on the KWOK nodes.
+// job starts a job in the driver's namespace.
 func (d *driver) job(name string) *testutil.JobBuilder {
 	return testutil.MakeJob(name, d.ns)
 }
 
+// onFakeNodes places a role's pods on the KWOK nodes. They stop without
+// grace: KWOK completes a graceful deletion by deleting the pod by name, with
+// no UID precondition, so a late one can delete the replacement that took
+// the name (no real kubelet does that), and the chaos tier would count a pod
+// too many. The operator's graceful deletion is shown on the process node.
 func onFakeNodes(tpl *corev1.PodTemplateSpec) {
+	tpl.Spec.TerminationGracePeriodSeconds = new(int64(0))
 	tpl.Spec.NodeSelector = map[string]string{devcluster.FakeNodeLabel: devcluster.FakeNodeLabelValue}
 	tpl.Spec.Tolerations = []corev1.Toleration{{Key: devcluster.FakeNodeTaintKey, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}}
 }

@@ -41,7 +41,7 @@ config/rbac/role.yaml.
   verbs: [create, get, update]
 - apiGroups: [""]
   resources: [pods]
-  verbs: [create, delete, get, list, watch]
+  verbs: [create, delete, get, list, patch, watch]
 - apiGroups: [""]
   resources: [pods/log]
   verbs: [get]

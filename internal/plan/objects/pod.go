@@ -51,6 +51,7 @@ func DesiredPod(job *musterv1.TrainingJob, role *musterv1.Role, index, taskAttem
 	pod.GenerateName = ""
 	pod.Namespace = job.Namespace
 	pod.OwnerReferences = []metav1.OwnerReference{OwnerReference(job)}
+	pod.Finalizers = append(pod.Finalizers, musterv1.FinalizerTracking)
 	if pod.Labels == nil {
 		pod.Labels = map[string]string{}
 	}

@@ -89,6 +89,7 @@ func DesiredStorePod(job *musterv1.TrainingJob) (*corev1.Pod, error) {
 			},
 			Annotations:     map[string]string{musterv1.AnnotationJobUID: string(job.UID)},
 			OwnerReferences: []metav1.OwnerReference{OwnerReference(job)},
+			Finalizers:      []string{musterv1.FinalizerTracking},
 		},
 		Spec: corev1.PodSpec{
 			Hostname: name, Subdomain: ServiceName(job),

@@ -1,0 +1,82 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan"
+	"github.com/muster-dev/muster/internal/plan/observe"
+)
+
+// Every pod the operator creates carries the tracking finalizer
+// (musterv1.FinalizerTracking) until the job's status accounts for its end,
+// as the Kubernetes Job controller does with its own: a pod that fails and
+// is deleted before the operator sees it stays, deleted but with its exit
+// code, until a plan has read it. The finalizer goes after the status
+// write, so a crash in between keeps the pod for the next plan.
+
+// +kubebuilder:rbac:groups="",resources=pods,verbs=patch
+
+// releasePods removes the tracking finalizer from pods. The patch names
+// the pod's UID, so it never touches a replacement that took the name; a
+// pod already gone or replaced needs nothing.
+func (r *Reconciler) releasePods(ctx context.Context, namespace string, refs []plan.PodRef) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	var mu sync.Mutex
+	var errs []error
+	workqueue.ParallelizeUntil(ctx, r.opts.CreateWorkers, len(refs), func(i int) {
+		ref := refs[i]
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: ref.Name}}
+		err := r.client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, releasePatch(ref.UID)))
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			podActions.WithLabelValues("release", "ok").Inc()
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err), apierrors.IsInvalid(err):
+			// Gone, or another instance holds the name now (its UID does
+			// not match the patch's).
+		default:
+			podActions.WithLabelValues("release", "error").Inc()
+			errs = append(errs, fmt.Errorf("releasing pod %s: %w", ref.Name, err))
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// releasePatch removes the tracking finalizer from the pod with uid: a
+// patch whose UID differs from the object's is refused.
+func releasePatch(uid types.UID) []byte {
+	return fmt.Appendf(nil, `{"metadata":{"uid":%q,"$deleteFromPrimitiveList/finalizers":[%q]}}`, uid, musterv1.FinalizerTracking)
+}
+
+// releaseOrphans lets the pods of a job that is gone, or being deleted,
+// go: nothing will account for them any more, and the garbage collector
+// deletes them. Only pods already being deleted are released, so that a
+// new job of the same name, not yet in the cache, keeps its pods tracked.
+func (r *Reconciler) releaseOrphans(ctx context.Context, job types.NamespacedName) error {
+	var list corev1.PodList
+	if err := r.client.List(ctx, &list, client.InNamespace(job.Namespace),
+		client.MatchingLabels{musterv1.LabelJobName: job.Name}); err != nil {
+		return err
+	}
+	var refs []plan.PodRef
+	for i := range list.Items {
+		if p := &list.Items[i]; observe.Tracked(p) && p.DeletionTimestamp != nil {
+			refs = append(refs, plan.PodRef{Name: p.Name, UID: p.UID})
+		}
+	}
+	return r.releasePods(ctx, job.Namespace, refs)
+}

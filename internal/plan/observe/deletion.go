@@ -1,0 +1,49 @@
+package observe
+
+import (
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// EndedBeforeDeletion is whether a pod being deleted had ended on its own
+// before anyone asked for its deletion (a failed pod the pod garbage
+// collector or a user removed): then its end, not the deletion, says how
+// its task ended. A pod that ended after the deletion was asked was ended
+// by it. Times have a resolution of one second; an end in the same second
+// as the request counts as caused by it, so an ambiguous case is never
+// charged to the job.
+func EndedBeforeDeletion(pod *corev1.Pod) bool {
+	if pod.DeletionTimestamp == nil || !Ended(pod) {
+		return false
+	}
+	asked := pod.DeletionTimestamp.Time
+	if g := pod.DeletionGracePeriodSeconds; g != nil {
+		asked = asked.Add(-time.Duration(*g) * time.Second)
+	}
+	var last time.Time
+	for _, cs := range slices.Concat(pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses) {
+		if t := cs.State.Terminated; t != nil && t.FinishedAt.After(last) {
+			last = t.FinishedAt.Time
+		}
+	}
+	// A terminal pod with no container end (rejected by its node before
+	// any container ran) ended when it was rejected, before any deletion.
+	return last.IsZero() || last.Before(asked.Truncate(time.Second))
+}
+
+// Tracked is whether a pod still carries the operator's tracking
+// finalizer.
+func Tracked(pod *corev1.Pod) bool {
+	return slices.Contains(pod.Finalizers, musterv1.FinalizerTracking)
+}
+
+// Accountable is whether a tracked pod's end is settled once the status
+// planned from it is written: it has ended, or it is being deleted. Its
+// finalizer may then go.
+func Accountable(pod *corev1.Pod) bool {
+	return Tracked(pod) && (Ended(pod) || pod.DeletionTimestamp != nil)
+}

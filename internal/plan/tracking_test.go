@@ -1,0 +1,91 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/observe"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+func released(res Result, name string) bool {
+	for _, r := range res.ReleasePods {
+		if r.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// A pod that failed and was deleted (by the pod garbage collector, a user)
+// before the operator saw it is held by the tracking finalizer: the plan
+// reads its exit code, charges the restart, and only then lets it go.
+func TestFailedPodDeletedUnseenIsCharged(t *testing.T) {
+	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 2).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj())
+	w.runAll()
+	for _, p := range w.pods {
+		if !observe.Tracked(p) {
+			t.Fatalf("pod %s was created without the tracking finalizer", p.Name)
+		}
+	}
+	w.exit("j-w-1", 3)
+	w.now = w.now.Add(time.Minute)
+	p := w.pods["j-w-1"]
+	p.DeletionTimestamp, p.DeletionGracePeriodSeconds = new(metav1.NewTime(w.now)), new(int64(0))
+
+	res := w.step()
+	if got := res.Status.Restarts; got != (musterv1.RestartCounts{Total: 1, Accountable: 1}) {
+		t.Fatalf("restarts = %+v, want the failure charged", got)
+	}
+	if exit := w.task("w", 1).LastExit; exit == nil || exit.Code != 3 {
+		t.Fatalf("last exit = %+v, want code 3", exit)
+	}
+	if !released(res, "j-w-1") || released(res, "j-w-0") {
+		t.Fatalf("want only j-w-1 released, got %+v", res.ReleasePods)
+	}
+	if len(res.CreatePods) != 0 {
+		t.Fatal("a replacement was made while the ended pod holds the name")
+	}
+	// Released, it goes; the replacement follows, and nothing is charged
+	// twice.
+	delete(w.pods, "j-w-1")
+	res = w.step()
+	if len(res.CreatePods) != 1 || res.CreatePods[0].Name != "j-w-1" {
+		t.Fatalf("want the replacement of j-w-1, got %d creates", len(res.CreatePods))
+	}
+	if got := res.Status.Restarts; got != (musterv1.RestartCounts{Total: 1, Accountable: 1}) {
+		t.Fatalf("restarts = %+v after the replacement", got)
+	}
+}
+
+// A running pod someone deletes was ended by the deletion, not by its
+// program: it is released at once and its loss is not charged.
+func TestRunningPodDeletedIsReleasedAndNotCharged(t *testing.T) {
+	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 2).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj())
+	w.runAll()
+	p := w.pods["j-w-0"]
+	p.DeletionTimestamp, p.DeletionGracePeriodSeconds = new(metav1.NewTime(w.now.Add(30*time.Second))), new(int64(30))
+	res := w.step()
+	if !released(res, "j-w-0") || res.Status.Restarts.Total != 0 {
+		t.Fatalf("want j-w-0 released and nothing counted yet, got %+v, restarts %+v", res.ReleasePods, res.Status.Restarts)
+	}
+	// The kubelet stops it (exit 143, after the deletion was asked) and
+	// it goes.
+	p.Status = testutil.ExitedStatus(143, "Error", w.now.Add(time.Second))
+	p.Status.Phase = corev1.PodFailed
+	res = w.step()
+	if res.Status.Restarts.Accountable != 0 {
+		t.Fatalf("a deleted pod's end was charged: %+v", res.Status.Restarts)
+	}
+	delete(w.pods, "j-w-0")
+	res = w.step()
+	if got := res.Status.Restarts; got.Total != 1 || got.Accountable != 0 {
+		t.Fatalf("restarts = %+v, want one, not charged", got)
+	}
+}
