@@ -24,8 +24,8 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/plan"
-	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
