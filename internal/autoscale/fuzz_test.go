@@ -21,8 +21,14 @@ func FuzzDecide(f *testing.F) {
 	f.Add([]byte("\xff\x07\x07\x05\x00\x00\x01\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r, src := testutil.FuzzRand(data)
-		cfg, sample := randomConfig(r), randomSample
-		if r.IntN(2) == 1 {
+		// The first byte's lowest bit chooses a valid or an edge config.
+		var (
+			cfg    Config
+			sample sampler
+		)
+		if r.IntN(2) == 0 {
+			cfg, sample = randomConfig(r), randomSample
+		} else {
 			cfg, sample = edgeConfig(r), edgeSample
 		}
 		decideRun(t, r, cfg, sample, 0, 400, src.Exhausted)
