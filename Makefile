@@ -80,7 +80,7 @@ build: ## Build the operator and the CLI into bin/.
 ##@ Test
 
 .PHONY: test
-test: test-unit test-integration test-e2e test-chaos ## Run every test tier.
+test: test-unit test-fuzz test-integration test-e2e test-chaos ## Run every test tier.
 
 .PHONY: test-unit
 test-unit: ## Unit tests of pure logic, with the race detector (no cluster).
@@ -90,6 +90,18 @@ test-unit: ## Unit tests of pure logic, with the race detector (no cluster).
 .PHONY: test-chart
 test-chart: ## Lint and render the Helm chart; check it against config/ (rules, CRD, flags). UPDATE=1 rewrites its golden file.
 	cd tools/chart && go test -count=1 ./... $(if $(UPDATE),-update)
+
+# How long test-fuzz runs each fuzz target, and fuzz for long runs.
+FUZZTIME_SHORT ?= 10s
+FUZZTIME ?= 10m
+
+.PHONY: test-fuzz
+test-fuzz: ## Every fuzz target for 10s (FUZZTIME_SHORT), from its checked-in corpus; about a minute in all.
+	FUZZTIME=$(FUZZTIME_SHORT) hack/fuzz.sh
+
+.PHONY: fuzz
+fuzz: ## Every fuzz target for a long run: 10m each (make fuzz FUZZTIME=1h).
+	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
 .PHONY: test-integration
 test-integration: ## The operator against a real kube-apiserver and etcd (built on first use), with the race detector.

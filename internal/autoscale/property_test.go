@@ -59,58 +59,9 @@ func TestDecideProperties(t *testing.T) {
 	reasons := map[Reason]int{}
 	resizes := 0
 	for run := range 1000 {
-		cfg := randomConfig(r)
-		d := cfg.Defaults()
-		knee := 1 + 15*r.Float64()
-		capacity := d.MinReplicas + r.Int32N(16)
-		spec := d.MinReplicas + r.Int32N(d.MaxReplicas-d.MinReplicas+1)
-		if r.IntN(20) == 0 {
-			spec = r.Int32N(20) // sometimes outside the bounds
-		}
-		now := epoch
-		var st State
-		for tick := range 200 {
-			now = now.Add(time.Duration(r.IntN(25)) * time.Second)
-			if r.IntN(50) == 0 {
-				now = now.Add(-time.Duration(r.IntN(100)) * time.Second) // a clock step back
-			}
-			if r.IntN(150) == 0 {
-				spec = max(0, spec+r.Int32N(5)-2) // someone else scales the job
-			}
-			running, pending := min(spec, capacity), max(0, spec-capacity)
-			if r.IntN(10) == 0 {
-				running = max(0, running-1-r.Int32N(2)) // a worker restarting
-			}
-			if r.IntN(30) == 0 {
-				pending++ // a pod briefly pending
-			}
-			obs := Observation{Now: now, SpecReplicas: spec, Running: running, Pending: pending, Sample: randomSample(r, running, knee)}
-
-			before := st.clone()
-			dec := Decide(cfg, st, obs)
-			where := func() string {
-				b, _ := json.Marshal(struct {
-					Run, Tick int
-					Cfg       Config
-					State     State
-					Obs       Observation
-				}{run, tick, cfg, before, obs})
-				return string(b)
-			}
-			checkDecision(t, d, before, obs, dec, where)
-			if !reflect.DeepEqual(before, st) {
-				t.Fatalf("Decide modified its input state (-before +after):\n%s\n%s", cmp.Diff(before, st), where())
-			}
-			if again := Decide(cfg, st, obs); !reflect.DeepEqual(dec, again) {
-				t.Fatalf("Decide is not deterministic:\n%s", where())
-			}
-			st = dec.State
-			if dec.Replicas != nil {
-				spec = *dec.Replicas
-				resizes++
-			}
-		}
+		st, n := decideRun(t, r, randomConfig(r), randomSample, run, 200, func() bool { return false })
 		reasons[st.Reason]++
+		resizes += n
 	}
 	// The generator must reach every way of stopping, or the checks above
 	// prove little.
@@ -123,6 +74,71 @@ func TestDecideProperties(t *testing.T) {
 		t.Error("no run resized")
 	}
 	t.Logf("ends: %v; %d resizes", reasons, resizes)
+}
+
+// sampler makes a tick's throughput sample at n running workers, or nil.
+type sampler func(r *rand.Rand, n int32, knee float64) *float64
+
+// decideRun plays one job for up to ticks ticks, or until done, with r
+// choosing the cluster's behaviour, and checks every decision. It returns
+// the last state and how many times Decide resized.
+func decideRun(t *testing.T, r *rand.Rand, cfg Config, sample sampler, run, ticks int, done func() bool) (State, int) {
+	t.Helper()
+	d := cfg.Defaults()
+	knee := 1 + 15*r.Float64()
+	capacity := d.MinReplicas + r.Int32N(16)
+	var spec int32
+	if span := int64(d.MaxReplicas) - int64(d.MinReplicas) + 1; span >= 1 && span <= math.MaxInt32 {
+		spec = d.MinReplicas + r.Int32N(int32(span))
+	}
+	if r.IntN(20) == 0 || spec < 0 {
+		spec = r.Int32N(20) // sometimes outside the bounds
+	}
+	now := epoch
+	var st State
+	resizes := 0
+	for tick := 0; tick < ticks && !done(); tick++ {
+		now = now.Add(time.Duration(r.IntN(25)) * time.Second)
+		if r.IntN(50) == 0 {
+			now = now.Add(-time.Duration(r.IntN(100)) * time.Second) // a clock step back
+		}
+		if r.IntN(150) == 0 {
+			spec = max(0, spec+r.Int32N(5)-2) // someone else scales the job
+		}
+		running, pending := min(spec, capacity), max(0, spec-capacity)
+		if r.IntN(10) == 0 {
+			running = max(0, running-1-r.Int32N(2)) // a worker restarting
+		}
+		if r.IntN(30) == 0 {
+			pending++ // a pod briefly pending
+		}
+		obs := Observation{Now: now, SpecReplicas: spec, Running: running, Pending: pending, Sample: sample(r, running, knee)}
+
+		before := st.clone()
+		dec := Decide(cfg, st, obs)
+		where := func() string {
+			b, _ := json.Marshal(struct {
+				Run, Tick int
+				Cfg       Config
+				State     State
+				Obs       Observation
+			}{run, tick, cfg, before, obs})
+			return string(b)
+		}
+		checkDecision(t, d, before, obs, dec, where)
+		if !reflect.DeepEqual(before, st) {
+			t.Fatalf("Decide modified its input state (-before +after):\n%s\n%s", cmp.Diff(before, st), where())
+		}
+		if again := Decide(cfg, st, obs); !reflect.DeepEqual(dec, again) {
+			t.Fatalf("Decide is not deterministic:\n%s", where())
+		}
+		st = dec.State
+		if dec.Replicas != nil {
+			spec = *dec.Replicas
+			resizes++
+		}
+	}
+	return st, resizes
 }
 
 func checkDecision(t *testing.T, cfg Config, before State, obs Observation, dec Decision, where func() string) {

@@ -56,12 +56,19 @@ func TestSimulation(t *testing.T) {
 		for seed := uint64(1); seed <= 25; seed++ {
 			t.Run(fmt.Sprintf("%s/seed-%d", name, seed), func(t *testing.T) {
 				s := &sim{world: newWorld(t, job.DeepCopy()), rnd: rand.New(rand.NewPCG(seed, 7))}
-				for i := 0; i < 300; i++ {
-					s.event()
-					s.reconcile(i)
-				}
+				s.run(300, func() bool { return false })
 			})
 		}
+	}
+}
+
+// run plays steps events, each followed by a reconcile that may crash,
+// checking the invariants after each; done ends the run early.
+func (s *sim) run(steps int, done func() bool) {
+	s.t.Helper()
+	for i := 0; i < steps && !done(); i++ {
+		s.event()
+		s.reconcile(i)
 	}
 }
 

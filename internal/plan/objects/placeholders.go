@@ -16,22 +16,32 @@ type Placeholders struct {
 	TaskIndex, JobAttempt, TaskAttempt           int32
 }
 
+// replacer replaces placeholders in the JSON encoding of a template, so
+// each value is JSON-escaped: the names come from a validated job, but a
+// job that reached the cluster without the CRD's rules could carry a quote
+// or a backslash, which would otherwise end the string it lands in or
+// turn into another character.
 func (p Placeholders) replacer() *strings.Replacer {
 	return strings.NewReplacer(
-		"{{MUSTER_JOB_NAMESPACE}}", p.JobNamespace,
-		"{{MUSTER_JOB_NAME}}", p.JobName,
-		"{{MUSTER_JOB_UID}}", p.JobUID,
-		"{{MUSTER_ROLE_NAME}}", p.Role,
+		"{{MUSTER_JOB_NAMESPACE}}", jsonText(p.JobNamespace),
+		"{{MUSTER_JOB_NAME}}", jsonText(p.JobName),
+		"{{MUSTER_JOB_UID}}", jsonText(p.JobUID),
+		"{{MUSTER_ROLE_NAME}}", jsonText(p.Role),
 		"{{MUSTER_TASK_INDEX}}", fmt.Sprint(p.TaskIndex),
 		"{{MUSTER_ATTEMPT_ID}}", fmt.Sprint(p.JobAttempt),
 		"{{MUSTER_TASK_ATTEMPT}}", fmt.Sprint(p.TaskAttempt),
-		"{{MUSTER_POD_NAME}}", p.PodName,
+		"{{MUSTER_POD_NAME}}", jsonText(p.PodName),
 	)
 }
 
+// jsonText is s as it is written inside a JSON string.
+func jsonText(s string) string {
+	b, _ := json.Marshal(s) // a string always encodes
+	return string(b[1 : len(b)-1])
+}
+
 // ApplyPlaceholders returns a copy of tmpl with every known placeholder
-// replaced. The values are DNS names, UIDs and numbers, so they never need
-// JSON escaping.
+// replaced by its value, as written.
 func ApplyPlaceholders(tmpl *corev1.PodTemplateSpec, p Placeholders) (*corev1.PodTemplateSpec, error) {
 	raw, err := json.Marshal(tmpl)
 	if err != nil {
