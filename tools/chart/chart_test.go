@@ -169,6 +169,10 @@ func TestDefaultsInstallConfigProduction(t *testing.T) {
 	if want := "ghcr.io/muster-dev/muster-operator:" + load(t).Metadata.AppVersion; c.Image != want {
 		t.Errorf("image %s, want %s", c.Image, want)
 	}
+	// Both install the image of this version, never a moving tag.
+	if configured := deployment(t, find(want, "Deployment muster-system/muster-operator")).Template.Spec.Containers[0].Image; configured != c.Image {
+		t.Errorf("config/manager installs %s, the chart %s", configured, c.Image)
+	}
 	wantArgs := deployment(t, find(want, "Deployment muster-system/muster-operator")).Template.Spec.Containers[0].Args
 	wantArgs = append(wantArgs, patchedArgs(t, "config/webhook/kustomization.yaml")...)
 	for _, a := range wantArgs {

@@ -74,7 +74,7 @@ const (
 	ProcNodeName = "muster-procnode"
 	// OperatorImage is the image of the operator Deployment in config/manager;
 	// the process node maps it to the locally built binary.
-	OperatorImage = "ghcr.io/muster-dev/muster-operator:latest"
+	OperatorImage = "ghcr.io/muster-dev/muster-operator:v0.1.0"
 	// operatorNamespace and operatorDeployment name what config/dev installs.
 	operatorNamespace  = "muster-system"
 	operatorDeployment = "muster-operator"

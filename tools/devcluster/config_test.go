@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -89,5 +90,21 @@ func TestStateConfigDefaults(t *testing.T) {
 		t.Errorf("default outside a checkout: %+v, %v; want the state dir under %s", c, err, root)
 	case root == "" && (err == nil || !strings.Contains(err.Error(), "MUSTER_CACHE")):
 		t.Errorf("default with no checkout known: %v; want it to name MUSTER_CACHE", err)
+	}
+}
+
+// The process node maps the image config/manager installs: the two must
+// name the same one.
+func TestOperatorImageIsTheInstalledOne(t *testing.T) {
+	root, err := FindRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "config", "manager", "manager.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "image: "+OperatorImage+"\n") {
+		t.Errorf("config/manager/manager.yaml does not install %s", OperatorImage)
 	}
 }

@@ -113,7 +113,7 @@ func TestProcNodeArgsFollowTheContract(t *testing.T) {
 		"--apiserver=127.0.0.1:16443",
 		"--dns=127.0.0.1:16053",
 		"--listen=127.0.0.1:16250",
-		"--image-map=ghcr.io/muster-dev/muster-operator:latest=/cache/bin/operator",
+		"--image-map=ghcr.io/muster-dev/muster-operator:v0.1.0=/cache/bin/operator",
 	}
 	if strings.Join(args, " ") != strings.Join(want, " ") {
 		t.Errorf("procnode args:\n got %v\nwant %v", args, want)

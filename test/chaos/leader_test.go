@@ -1,0 +1,89 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// leaseName is the operator's leader election Lease.
+const leaseName = "muster-operator.muster.dev"
+
+// takeoverGoal is how soon after the leader's death the standby must lead:
+// the lease duration (15 s) and a retry period.
+const takeoverGoal = 20 * time.Second
+
+// TestLeaderKilledMidJob runs two elected replicas, as the manifests do,
+// and SIGKILLs the leader while the scenarios run: it never releases its
+// lease. The standby must lead within takeoverGoal, and every job must end
+// as undisturbed, with no pod made twice.
+func TestLeaderKilledMidJob(t *testing.T) {
+	want := undisturbed(t)
+	ns := namespace(t, "chaos-leader")
+	m := startMonitor(t, ns)
+	elect := []string{"--leader-elect=true", "--leader-election-namespace=" + ns}
+	leader := startOperator(t, "", elect...)
+	first, err := waitHolder(ns, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	standby := startOperator(t, "", elect...)
+	d := &driver{ctx: context.Background(), ns: ns}
+
+	type takeover struct {
+		after time.Duration
+		err   error
+	}
+	took := make(chan takeover, 1)
+	go func() {
+		time.Sleep(3 * time.Second)
+		leader.kill()
+		killed := time.Now()
+		_, err := waitHolder(ns, first)
+		took <- takeover{time.Since(killed), err}
+	}()
+	got := runRound(t, d, m, "leader")
+	tk := <-took
+	if tk.err != nil {
+		t.Fatal(tk.err)
+	}
+	t.Logf("the standby led %s after the leader was killed", tk.after.Round(100*time.Millisecond))
+	if tk.after > takeoverGoal {
+		t.Errorf("the standby took %s to lead, want at most %s", tk.after, takeoverGoal)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("the jobs ended differently from the undisturbed run (-want +got):\n%s", diff)
+	}
+	m.check(t)
+	for _, op := range []*operator{leader, standby} {
+		for _, c := range op.crashed() {
+			t.Error("operator crashed:", c)
+		}
+	}
+}
+
+// waitHolder waits until the lease has a holder other than not, and
+// returns it.
+func waitHolder(ns, not string) (string, error) {
+	var holder string
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		var lease coordinationv1.Lease
+		if err := k8s.Get(ctx, types.NamespacedName{Namespace: ns, Name: leaseName}, &lease); err != nil {
+			return false, nil //nolint:nilerr // not created yet
+		}
+		if lease.Spec.HolderIdentity != nil {
+			holder = *lease.Spec.HolderIdentity
+		}
+		return holder != "" && holder != not, nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("waiting for a leader other than %q: %w (holder %q)", not, err, holder)
+	}
+	return holder, nil
+}
