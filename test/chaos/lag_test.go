@@ -71,8 +71,10 @@ func lagProxy(t *testing.T, lag time.Duration) (*httptest.Server, *atomic.Int64)
 			return
 		}
 		lw := newLaggingWriter(w, lag, &delayed)
+		// Deferred: the reverse proxy panics (http.ErrAbortHandler) when
+		// its client goes, and no write may follow the handler's return.
+		defer lw.drain()
 		rp.ServeHTTP(lw, r)
-		lw.drain()
 	}))
 	t.Cleanup(srv.Close)
 	return srv, &delayed

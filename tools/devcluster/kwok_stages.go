@@ -100,9 +100,12 @@ spec:
 // kwokConfig concatenates the configuration, the stock stages and ours into
 // the one file `kwok -c` reads (without stages kwok exits: no stages found).
 //
-// Pods deleted with grace period 0 are left out of the delete stage: they
-// are gone from the API at once, and KWOK keys its pending work by
-// namespace/name, so a late delete could hit a new pod of the same name.
+// Pods deleted with grace period 0 are left out of the delete stage. The
+// stage deletes by namespace/name, with no UID precondition, and strips
+// every finalizer first: a late delete could hit a new pod of the same
+// name, and a pod a finalizer holds (the operator's tracking finalizer)
+// must wait for its owner, as on a real node, where the kubelet removes
+// no finalizer.
 func kwokConfig(stageSources map[string]string) (string, error) {
 	docs := []string{kwokConfiguration}
 	for _, f := range kwokStageFiles {
@@ -119,10 +122,13 @@ func kwokConfig(stageSources map[string]string) (string, error) {
 	return strings.Join(docs, "---\n"), nil
 }
 
-// withoutGraceZero adds a selector term to the stock pod-delete stage.
+// withoutGraceZero adds a selector term to the stock pod-delete stage. The
+// term compares in the expression: KWOK matches a value against the
+// strings of In/NotIn only when it is a string, a bool or an int, and the
+// grace period reaches it as an int64, which would never match '0'.
 func withoutGraceZero(stage string) string {
 	const anchor = "    matchExpressions:\n"
-	term := "    - key: '.metadata.deletionGracePeriodSeconds'\n      operator: 'NotIn'\n      values:\n      - '0'\n"
+	term := "    - key: '.metadata.deletionGracePeriodSeconds == 0'\n      operator: 'NotIn'\n      values:\n      - 'true'\n"
 	return strings.Replace(stage, anchor, anchor+term, 1)
 }
 
