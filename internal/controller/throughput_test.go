@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -87,5 +88,41 @@ func TestScrapeFollowsNoRedirect(t *testing.T) {
 	got, _ = reader.scrape(context.Background(), &musterv1.MetricEndpoint{Port: int32(n), Path: "@" + strings.TrimPrefix(elsewhere.URL, "http://") + "/metrics", Name: "samples"}, pods)
 	if got != nil || paths[len(paths)-1] != "/@"+strings.TrimPrefix(elsewhere.URL, "http://")+"/metrics" {
 		t.Fatalf("the path stays a path on the pod: got %v, paths %v", got, paths)
+	}
+}
+
+// A pod's metrics endpoint cannot hold the autoscaler up or make it read
+// without end: a scrape that gets no answer ends with the client's
+// timeout, and no more than maxReadBytes of a body is read.
+func TestScrapeIsBounded(t *testing.T) {
+	release := make(chan struct{})
+	stalled := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
+	defer stalled.Close()
+	defer close(release)
+	chatty := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, strings.Repeat("# filler\n", maxReadBytes/9+1))
+		_, _ = io.WriteString(w, "samples 5\n")
+	}))
+	defer chatty.Close()
+	endpoint := func(srv *httptest.Server) (*musterv1.MetricEndpoint, []*corev1.Pod) {
+		u, _ := url.Parse(srv.URL)
+		host, port, _ := net.SplitHostPort(u.Host)
+		n, _ := strconv.Atoi(port)
+		return &musterv1.MetricEndpoint{Port: int32(n), Name: "samples"}, []*corev1.Pod{{Status: corev1.PodStatus{PodIP: host}}}
+	}
+	reader := &throughputReader{http: newMetricsClient()}
+
+	e, pods := endpoint(stalled)
+	start := time.Now()
+	got, err := reader.scrape(context.Background(), e, pods)
+	if err != nil || got != nil {
+		t.Fatalf("a pod that never answers gives no sample: %v, %v", got, err)
+	}
+	if took := time.Since(start); took > 4*time.Second {
+		t.Fatalf("the scrape waited %s for a pod that never answers", took)
+	}
+	e, pods = endpoint(chatty)
+	if got, err := reader.scrape(context.Background(), e, pods); err != nil || got != nil {
+		t.Fatalf("a sample past the first %d bytes was read: %v, %v", maxReadBytes, got, err)
 	}
 }
