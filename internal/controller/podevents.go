@@ -21,8 +21,12 @@ import (
 // going away) are planned, and written to status, in one reconcile rather
 // than one per pod. The delay is what Kubernetes' own Job controller does
 // for the same reason.
+//
+// A pod that has just been asked to go, and that only the tracking
+// finalizer holds back, is the exception: its job is reconciled at once,
+// since its replacement waits for the finalizer to go.
 func batchedOwnerEvents(delay time.Duration) handler.EventHandler {
-	enqueue := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+	enqueue := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], now bool) {
 		name := ""
 		if ref := metav1.GetControllerOf(obj); ref != nil {
 			if ref.Kind != "TrainingJob" || ref.APIVersion != musterv1.GroupVersion.String() {
@@ -38,7 +42,7 @@ func batchedOwnerEvents(delay time.Duration) handler.EventHandler {
 			return
 		}
 		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}
-		if delay <= 0 {
+		if delay <= 0 || now {
 			q.Add(req)
 			return
 		}
@@ -46,16 +50,23 @@ func batchedOwnerEvents(delay time.Duration) handler.EventHandler {
 	}
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.Object, q)
+			enqueue(e.Object, q, false)
 		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.ObjectNew, q)
+			enqueue(e.ObjectNew, q, heldForUs(e.ObjectOld, e.ObjectNew))
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.Object, q)
+			enqueue(e.Object, q, false)
 		},
 		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.Object, q)
+			enqueue(e.Object, q, false)
 		},
 	}
+}
+
+// heldForUs is whether a pod has just been asked to go while it carries
+// the tracking finalizer, which only the operator removes.
+func heldForUs(old, cur client.Object) bool {
+	return old.GetDeletionTimestamp() == nil && cur.GetDeletionTimestamp() != nil &&
+		slices.Contains(cur.GetFinalizers(), musterv1.FinalizerTracking)
 }
