@@ -67,6 +67,34 @@ func (e *expectations) forget(job types.UID) {
 	delete(e.jobs, job)
 }
 
+// pruneExpired drops the expectations of every job whose expectations have
+// all expired: those of a job that went away (its reconcile finds it gone
+// and cannot name its UID) would otherwise stay for the operator's life.
+func (e *expectations) pruneExpired(now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	live := func(since time.Time) bool { return now.Sub(since) < e.timeout }
+	for uid, j := range e.jobs {
+		open := false
+		for _, since := range j.creates {
+			open = open || live(since)
+		}
+		for _, since := range j.deletes {
+			open = open || live(since)
+		}
+		if !open {
+			delete(e.jobs, uid)
+		}
+	}
+}
+
+// size is how many jobs have expectations.
+func (e *expectations) size() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.jobs)
+}
+
 // satisfied drops the expectations pods meets and reports whether any are
 // left, and if so how long until the oldest expires.
 func (e *expectations) satisfied(job types.UID, pods []*corev1.Pod, now time.Time) (bool, time.Duration) {

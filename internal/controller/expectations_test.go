@@ -51,3 +51,24 @@ func TestExpectations(t *testing.T) {
 		})
 	}
 }
+
+// The expectations of a job that went away are dropped once they expire,
+// while another job's open ones stay.
+func TestExpectationsOfGoneJobsArePruned(t *testing.T) {
+	e := newExpectations(time.Minute)
+	t0 := time.Unix(1000, 0)
+	e.expectCreate("gone", "gone-w-0", t0)
+	e.expectDelete("gone", "uid-1", t0)
+	e.expectCreate("live", "live-w-0", t0.Add(50*time.Second))
+	e.pruneExpired(t0.Add(30 * time.Second))
+	if e.size() != 2 {
+		t.Fatalf("open expectations were pruned: %d jobs left", e.size())
+	}
+	e.pruneExpired(t0.Add(61 * time.Second))
+	if e.size() != 1 {
+		t.Fatalf("want only the live job's expectations left, got %d jobs", e.size())
+	}
+	if ok, _ := e.satisfied("live", nil, t0.Add(61*time.Second)); ok {
+		t.Fatal("the live job's open create was dropped")
+	}
+}
