@@ -87,3 +87,35 @@ func waitHolder(ns, not string) (string, error) {
 	}
 	return holder, nil
 }
+
+// releaseGoal bounds the handover after a clean stop, the leader's own
+// shutdown included: it releases its lease as it stops, so the standby
+// need not wait the lease out (15 s, then a 2 s retry period).
+const releaseGoal = 10 * time.Second
+
+// TestLeaderStoppedCleanlyHandsOverAtOnce stops the leader with SIGTERM,
+// as a rolling update or a drained node does: it releases its lease, and
+// the standby leads well before the lease would have expired.
+func TestLeaderStoppedCleanlyHandsOverAtOnce(t *testing.T) {
+	ns := namespace(t, "chaos-handover")
+	elect := []string{"--leader-elect=true", "--leader-election-namespace=" + ns}
+	leader := startOperator(t, "", elect...)
+	first, err := waitHolder(ns, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	standby := startOperator(t, "", elect...)
+	stopped := time.Now()
+	leader.stop()
+	if _, err := waitHolder(ns, first); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(stopped)
+	t.Logf("the standby led %s after the leader was stopped", took.Round(100*time.Millisecond))
+	if took > releaseGoal {
+		t.Errorf("the handover took %s: the stopped leader did not release its lease", took)
+	}
+	for _, c := range append(leader.crashed(), standby.crashed()...) {
+		t.Error("operator crashed:", c)
+	}
+}
