@@ -78,9 +78,12 @@ func FuzzApplyPlaceholders(f *testing.F) {
 	f.Add("plain text", "job", "role", "uid", int32(1))
 	f.Fuzz(func(t *testing.T, text, name, role, uid string, index int32) {
 		// Objects read from the API server are valid UTF-8; encoding/json
-		// would replace anything else.
-		if !utf8.ValidString(text + name + role + uid) {
-			return
+		// would replace anything else. Each string is checked on its own:
+		// two invalid halves can join into a valid whole.
+		for _, s := range []string{text, name, role, uid} {
+			if !utf8.ValidString(s) {
+				return
+			}
 		}
 		p := Placeholders{JobNamespace: "ns-" + name, JobName: name, JobUID: uid, Role: role, PodName: name + "-" + role,
 			TaskIndex: index, JobAttempt: index / 2, TaskAttempt: -index}
