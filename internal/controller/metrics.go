@@ -9,7 +9,7 @@ import (
 var (
 	podActions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "muster_pod_actions_total",
-		Help: "Pod creates and deletes issued by the operator, by action and result.",
+		Help: "Pod creates, deletes and tracking-finalizer releases issued by the operator, by action and result.",
 	}, []string{"action", "result"})
 	taskRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "muster_task_restarts_total",
@@ -30,5 +30,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(podActions, taskRestarts, jobsFinished, statusWrites, expectationWaits)
+	metrics.Registry.MustRegister(podActions, taskRestarts, jobsFinished, statusWrites, expectationWaits, jobs)
 }
