@@ -30,5 +30,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(podActions, taskRestarts, jobsFinished, statusWrites, expectationWaits)
+	metrics.Registry.MustRegister(podActions, taskRestarts, jobsFinished, statusWrites, expectationWaits, jobs)
 }

@@ -82,5 +82,6 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.APIReader == nil {
 		opts.APIReader = mgr.GetAPIReader()
 	}
+	jobs.setSource(mgr.GetCache(), mgr.Elected())
 	return NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("muster-operator"), opts).SetupWithManager(mgr)
 }

@@ -100,6 +100,7 @@ func TestLint(t *testing.T) {
 		"defaults":   nil,
 		"everything": everything(),
 		"namespaced": everything(watched...),
+		"monitoring": monitoring(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			l := lint.All(chartDir, vals, namespace, false)

@@ -14,6 +14,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 app.kubernetes.io/name: muster-operator
 {{- end -}}
 
+{{/*
+The label that sets the metrics Service apart from the webhook's: the
+ServiceMonitor selects it with muster.selectorLabels.
+*/}}
+{{- define "muster.metricsServiceLabels" -}}
+app.kubernetes.io/component: metrics
+{{- end -}}
+
 {{- define "muster.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end -}}
