@@ -27,6 +27,7 @@ import (
 	"github.com/muster-dev/muster/internal/cli/scale"
 	"github.com/muster-dev/muster/internal/cli/stop"
 	"github.com/muster-dev/muster/internal/cli/suspend"
+	"github.com/muster-dev/muster/internal/cli/top"
 	"github.com/muster-dev/muster/internal/cli/version"
 	"github.com/muster-dev/muster/internal/cli/wait"
 )
@@ -100,7 +101,7 @@ func NewRootCommand(o Options) *cobra.Command {
 		delete.NewCmd(f, o.IOStreams))
 	add("drive", scale.NewCmd(f, o.IOStreams), suspend.NewSuspendCmd(f, o.IOStreams), suspend.NewResumeCmd(f, o.IOStreams),
 		stop.NewCmd(f, o.IOStreams), restart.NewCmd(f, o.IOStreams), runcmd.NewCmd(f, o.IOStreams), wait.NewCmd(f, o.IOStreams))
-	add("debug", logs.NewCmd(f, o.IOStreams), events.NewCmd(f, o.IOStreams))
+	add("debug", logs.NewCmd(f, o.IOStreams), events.NewCmd(f, o.IOStreams), top.NewCmd(f, o.IOStreams))
 	root.AddCommand(version.NewCmd(f, o.IOStreams))
 	root.SetIn(o.In)
 	root.SetOut(o.Out)

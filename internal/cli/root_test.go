@@ -37,7 +37,7 @@ func TestNoClusterSaysWhatToDo(t *testing.T) {
 // TAB after a verb lists the namespace's jobs, with their phase.
 func TestCompletesJobNames(t *testing.T) {
 	f := clitest.NewFactory(clitest.Options{}, clitest.ElasticJob(), clitest.FailedJob(), clitest.QueuedJob())
-	for _, verb := range []string{"describe", "logs", "scale", "wait", "delete", "suspend"} {
+	for _, verb := range []string{"describe", "logs", "scale", "wait", "delete", "suspend", "top"} {
 		out, err := run(t, Options{Factory: f}, "__complete", verb, "")
 		if err != nil {
 			t.Fatal(err)
