@@ -418,6 +418,15 @@ type AutoscalerStatus struct {
 	// sampledAt is when it last read the job's throughput.
 	// +optional
 	SampledAt *metav1.Time `json:"sampledAt,omitempty"`
+	// lastSample is the newest throughput a read found, in samples per
+	// second, whether or not the autoscaler counted it towards a size; a
+	// read that finds none keeps the one before.
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	LastSample string `json:"lastSample,omitempty"`
+	// lastSampleAt is when lastSample was read.
+	// +optional
+	LastSampleAt *metav1.Time `json:"lastSampleAt,omitempty"`
 	// sizes are the throughputs measured, oldest first.
 	// +kubebuilder:validation:MaxItems=8
 	// +listType=atomic

@@ -54,6 +54,10 @@ func (in *AutoscalerStatus) DeepCopyInto(out *AutoscalerStatus) {
 		in, out := &in.SampledAt, &out.SampledAt
 		*out = (*in).DeepCopy()
 	}
+	if in.LastSampleAt != nil {
+		in, out := &in.LastSampleAt, &out.LastSampleAt
+		*out = (*in).DeepCopy()
+	}
 	if in.Sizes != nil {
 		in, out := &in.Sizes, &out.Sizes
 		*out = make([]SizeThroughput, len(*in))

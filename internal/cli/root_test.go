@@ -37,7 +37,7 @@ func TestNoClusterSaysWhatToDo(t *testing.T) {
 // TAB after a verb lists the namespace's jobs, with their phase.
 func TestCompletesJobNames(t *testing.T) {
 	f := clitest.NewFactory(clitest.Options{}, clitest.ElasticJob(), clitest.FailedJob(), clitest.QueuedJob())
-	for _, verb := range []string{"describe", "logs", "scale", "wait", "delete", "suspend"} {
+	for _, verb := range []string{"describe", "logs", "scale", "wait", "delete", "suspend", "top", "debug"} {
 		out, err := run(t, Options{Factory: f}, "__complete", verb, "")
 		if err != nil {
 			t.Fatal(err)
@@ -49,6 +49,10 @@ func TestCompletesJobNames(t *testing.T) {
 	out, _ := run(t, Options{Factory: f}, "__complete", "logs", "pet", "")
 	if strings.Contains(out, "bad") {
 		t.Errorf("logs takes one job, yet a second was offered: %q", out)
+	}
+	out, _ = run(t, Options{Factory: f}, "__complete", "debug", "pet", "--task", "w")
+	if want := "worker/0\tRunning\nworker/1\tRunning\nworker/2\tRunning\n:4\n"; !strings.Contains(out, want) {
+		t.Errorf("debug --task: got %q, want it to hold %q", out, want)
 	}
 }
 

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"cmp"
+	"math"
 	"strconv"
 	"time"
 
@@ -52,6 +53,7 @@ func autoscaleStep(c *planContext, st *musterv1.TrainingJobStatus, sample *Throu
 	d := autoscale.Decide(AutoscaleConfig(c.job), state, obs)
 	next := StatusOf(d.State)
 	next.SampledAt = sampledAt(prev, sample)
+	next.LastSample, next.LastSampleAt = lastSample(prev, sample)
 	if d.Replicas != nil {
 		next.ResizedFrom = spec
 		out.Scale = d.Replicas
@@ -92,6 +94,18 @@ func sampledAt(prev *musterv1.AutoscalerStatus, sample *Throughput) *metav1.Time
 		return prev.SampledAt
 	}
 	return nil
+}
+
+// lastSample is the newest throughput a read found: this read's when it
+// found a finite one, else the one status kept.
+func lastSample(prev *musterv1.AutoscalerStatus, sample *Throughput) (string, *metav1.Time) {
+	if sample != nil && sample.Value != nil && !math.IsNaN(*sample.Value) && !math.IsInf(*sample.Value, 0) {
+		return strconv.FormatFloat(*sample.Value, 'g', 6, 64), new(metav1.NewTime(sample.At))
+	}
+	if prev != nil {
+		return prev.LastSample, prev.LastSampleAt
+	}
+	return "", nil
 }
 
 // scalablePods counts the scalable roles' running pods, and their pods the

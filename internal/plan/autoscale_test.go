@@ -1,10 +1,12 @@
 package plan
 
 import (
+	"math"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/autoscale"
@@ -59,7 +61,7 @@ func TestAutoscaleStepRecordsBeforeResizing(t *testing.T) {
 		t.Fatalf("one step up: scale %v autoscaler %+v", res.Scale, res.Status.Autoscaler)
 	}
 	a := res.Status.Autoscaler
-	if a.Replicas != 2 || a.ResizedFrom != 1 || a.SampledAt == nil || !a.SampledAt.Time.Equal(w.now) {
+	if a.Replicas != 2 || a.ResizedFrom != 1 || a.SampledAt == nil || !a.SampledAt.Time.Equal(w.now) || a.LastSample != "100" {
 		t.Fatalf("the decision is in status before the resize: %+v", a)
 	}
 	if _, due := SampleDue(&musterv1.TrainingJob{Spec: w.job.Spec, Status: res.Status}, w.now.Add(4*time.Second)); due {
@@ -77,5 +79,34 @@ func TestAutoscaleStepRecordsBeforeResizing(t *testing.T) {
 	other := Plan(Input{Job: w.job.DeepCopy(), Pods: w.podList(), HasService: true, Now: w.now.Add(2 * time.Second)})
 	if other.Scale != nil || other.Status.Autoscaler.Reason != "ExternalScale" {
 		t.Fatalf("an external scale stops it: scale %v autoscaler %+v", other.Scale, other.Status.Autoscaler)
+	}
+}
+
+// The last sample is what the newest read found, kept through reads that
+// find none, whether or not the autoscaler counted it.
+func TestLastSample(t *testing.T) {
+	at := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	prev := &musterv1.AutoscalerStatus{LastSample: "400", LastSampleAt: new(metav1.NewTime(at))}
+	later := at.Add(10 * time.Second)
+	cases := map[string]struct {
+		prev   *musterv1.AutoscalerStatus
+		sample *Throughput
+		want   string
+		wantAt *time.Time
+	}{
+		"a read that found one":   {prev, &Throughput{Value: new(412.25), At: later}, "412.25", &later},
+		"a read that found none":  {prev, &Throughput{At: later}, "400", &at},
+		"no read":                 {prev, nil, "400", &at},
+		"an infinite one":         {prev, &Throughput{Value: new(math.Inf(1)), At: later}, "400", &at},
+		"nothing read ever":       {nil, nil, "", nil},
+		"the first read, nothing": {nil, &Throughput{At: later}, "", nil},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, gotAt := lastSample(tc.prev, tc.sample)
+			if got != tc.want || (gotAt == nil) != (tc.wantAt == nil) || (gotAt != nil && !gotAt.Time.Equal(*tc.wantAt)) {
+				t.Errorf("lastSample = %q at %v, want %q at %v", got, gotAt, tc.want, tc.wantAt)
+			}
+		})
 	}
 }

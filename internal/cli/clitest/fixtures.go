@@ -54,6 +54,7 @@ func ElasticJob() *musterv1.TrainingJob {
 			s.Elastic = &musterv1.ElasticStatus{Endpoint: "pet-store.pet:29400", StorePod: "pet-store", StoreRestarts: 1}
 			s.Autoscaler = &musterv1.AutoscalerStatus{Phase: "Exploring", Reason: "ScaledUp", Message: "3 workers gave 12% more than 2",
 				Replicas: 3, LastGood: 3, ResizedAt: ago(30 * time.Minute), SampledAt: ago(time.Minute),
+				LastSample: "468.5", LastSampleAt: ago(2 * time.Minute),
 				Sizes: []musterv1.SizeThroughput{{Replicas: 2, Samples: []string{"410", "415"}, Throughput: "412.5"}, {Replicas: 3, Samples: []string{"462"}, Throughput: "462"}}}
 			s.Scheduling = &musterv1.SchedulingStatus{Backend: musterv1.GangNative, PodGroup: "pet-1", MinAvailable: 3,
 				Queue: "team-a", Workload: "trainingjob-pet-3f2a1", ClusterQueue: "gpu-cq"}

@@ -1,11 +1,19 @@
 package cmdutil
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 )
 
 // VisitManifests opens each -f in turn: "-" is in (named stdin), a file
@@ -66,4 +74,55 @@ func expand(name string, recursive bool) ([]string, error) {
 		return nil
 	})
 	return files, err
+}
+
+// JobManifest is one TrainingJob of a manifest, and where it was: the
+// file and the document's number in it.
+type JobManifest struct {
+	Source string
+	Job    *musterv1.TrainingJob
+}
+
+// ReadJobs decodes every document of every -f (as VisitManifests opens
+// them), strictly: a misspelt field is an error naming it, not a field
+// silently dropped. Another kind than TrainingJob is an error too.
+func ReadJobs(filenames []string, recursive bool, in io.Reader) ([]JobManifest, error) {
+	decoder := serializer.NewCodecFactory(Scheme, serializer.EnableStrict).UniversalDeserializer()
+	var docs []JobManifest
+	var errs []error
+	err := VisitManifests(filenames, recursive, in, func(source string, r io.Reader) error {
+		y := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
+		for i := 1; ; i++ {
+			var raw runtime.RawExtension
+			if err := y.Decode(&raw); errors.Is(err, io.EOF) {
+				return nil
+			} else if err != nil {
+				return fmt.Errorf("%s: %w", source, err)
+			}
+			raw.Raw = bytes.TrimSpace(raw.Raw)
+			if len(raw.Raw) == 0 || string(raw.Raw) == "null" {
+				continue
+			}
+			where := fmt.Sprintf("%s (document %d)", source, i)
+			obj, gvk, err := decoder.Decode(raw.Raw, nil, nil)
+			if err != nil && gvk != nil && gvk.Kind != "" && gvk.Kind != "TrainingJob" {
+				errs = append(errs, fmt.Errorf("%s: a %s, not a TrainingJob: use kubectl for other objects", where, gvk.Kind))
+				continue
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", where, err))
+				continue
+			}
+			job, ok := obj.(*musterv1.TrainingJob)
+			if !ok {
+				errs = append(errs, fmt.Errorf("%s: a %s, not a TrainingJob: use kubectl for other objects", where, gvk.Kind))
+				continue
+			}
+			docs = append(docs, JobManifest{Source: where, Job: job})
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return docs, errors.Join(errs...)
 }

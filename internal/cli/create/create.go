@@ -4,24 +4,17 @@
 package create
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/cli/cmdutil"
 )
 
@@ -99,7 +92,7 @@ func (o *Options) Validate() error {
 // nothing, then creates the jobs one by one; a job the API server refuses
 // is reported and the others are still created.
 func (o *Options) Run(ctx context.Context) error {
-	jobs, err := o.read()
+	jobs, err := cmdutil.ReadJobs(o.Filenames, o.Recursive, o.In)
 	if err != nil {
 		return err
 	}
@@ -109,8 +102,8 @@ func (o *Options) Run(ctx context.Context) error {
 	var failed []string
 	for _, d := range jobs {
 		if err := o.create(ctx, d); err != nil {
-			fmt.Fprintf(o.ErrOut, "error: %s: %v\n", d.source, err)
-			failed = append(failed, d.job.Name)
+			fmt.Fprintf(o.ErrOut, "error: %s: %v\n", d.Source, err)
+			failed = append(failed, d.Job.Name)
 		}
 	}
 	if len(failed) > 0 {
@@ -119,8 +112,8 @@ func (o *Options) Run(ctx context.Context) error {
 	return nil
 }
 
-func (o *Options) create(ctx context.Context, d document) error {
-	job := d.job
+func (o *Options) create(ctx context.Context, d cmdutil.JobManifest) error {
+	job := d.Job
 	switch {
 	case job.Namespace == "":
 		job.Namespace = o.Namespace
@@ -140,52 +133,4 @@ func (o *Options) create(ctx context.Context, d document) error {
 		return cmdutil.JobError(err, job.Namespace, job.Name)
 	}
 	return o.printer.PrintObj(job, o.Out)
-}
-
-type document struct {
-	source string
-	job    *musterv1.TrainingJob
-}
-
-// read decodes every document of every file, strictly: a misspelt field is
-// an error naming it, not a field silently dropped.
-func (o *Options) read() ([]document, error) {
-	decoder := serializer.NewCodecFactory(cmdutil.Scheme, serializer.EnableStrict).UniversalDeserializer()
-	var docs []document
-	var errs []error
-	err := cmdutil.VisitManifests(o.Filenames, o.Recursive, o.In, func(source string, r io.Reader) error {
-		y := utilyaml.NewYAMLOrJSONDecoder(r, 4096)
-		for i := 1; ; i++ {
-			var raw runtime.RawExtension
-			if err := y.Decode(&raw); errors.Is(err, io.EOF) {
-				return nil
-			} else if err != nil {
-				return fmt.Errorf("%s: %w", source, err)
-			}
-			raw.Raw = bytes.TrimSpace(raw.Raw)
-			if len(raw.Raw) == 0 || string(raw.Raw) == "null" {
-				continue
-			}
-			where := fmt.Sprintf("%s (document %d)", source, i)
-			obj, gvk, err := decoder.Decode(raw.Raw, nil, nil)
-			if err != nil && gvk != nil && gvk.Kind != "" && gvk.Kind != "TrainingJob" {
-				errs = append(errs, fmt.Errorf("%s: a %s, not a TrainingJob: use kubectl for other objects", where, gvk.Kind))
-				continue
-			}
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s: %w", where, err))
-				continue
-			}
-			job, ok := obj.(*musterv1.TrainingJob)
-			if !ok {
-				errs = append(errs, fmt.Errorf("%s: a %s, not a TrainingJob: use kubectl for other objects", where, gvk.Kind))
-				continue
-			}
-			docs = append(docs, document{source: where, job: job})
-		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	return docs, errors.Join(errs...)
 }

@@ -249,6 +249,9 @@ func (d *describer) autoscaler() {
 	d.line("  Replicas:\t%d asked, best so far %d", a.Replicas, a.LastGood)
 	d.line("  Resized:\t%s", d.at(a.ResizedAt))
 	d.line("  Sampled:\t%s", d.at(a.SampledAt))
+	if a.LastSample != "" {
+		d.line("  Latest:\t%s samples/s, read %s", a.LastSample, d.at(a.LastSampleAt))
+	}
 	if len(a.Sizes) > 0 {
 		d.line("  SIZE\tTHROUGHPUT\tSAMPLES")
 		for _, s := range a.Sizes {
