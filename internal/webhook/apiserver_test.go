@@ -9,6 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
@@ -56,11 +57,14 @@ func newAPIServer(t testing.TB) *apiServer {
 }
 
 // admit prunes and defaults obj (unstructured JSON) in place and returns
-// the schema and CEL errors, as a create.
+// the schema, list-type and CEL errors, as a create: the API server
+// refuses two items of a map list with one key (two roles of one name)
+// before any CEL rule or webhook sees the object.
 func (a *apiServer) admit(obj map[string]any) field.ErrorList {
 	pruning.Prune(obj, a.structural, true)
 	structuraldefaulting.Default(obj, a.structural)
 	errs := apiservervalidation.ValidateCustomResource(nil, obj, a.schema)
+	errs = append(errs, listtype.ValidateListSetsAndMaps(nil, a.structural, obj)...)
 	celErrs, _ := a.cel.Validate(context.Background(), nil, a.structural, obj, nil, celconfig.RuntimeCELCostBudget)
 	return append(errs, celErrs...)
 }
