@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// examples/mpi as a user applies it: three workers run the host's sshd,
+// the launcher's mpirun reaches them over SSH with the job's own key pair
+// and the hostfile Muster wrote, and mpi4py's allreduce sums one number
+// from every rank across the three pods. The launcher decides the job.
+func TestMPIAllreduceExample(t *testing.T) {
+	t.Parallel()
+	g := gomega.NewWithT(t)
+	for _, bin := range []string{"/usr/bin/mpirun", "/usr/sbin/sshd", "/run/sshd"} {
+		_, err := os.Stat(bin)
+		g.Expect(err).NotTo(gomega.HaveOccurred(), "make deps installs OpenMPI, mpi4py and openssh-server")
+	}
+	c := jobClient(g)
+	ns := newNamespace(t, g)
+	bins, _, err := cluster.BinaryPaths()
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	args := []string{"--kubeconfig", cluster.Kubeconfig(), "-n", ns, "apply", "--server-side", "-k", filepath.Join(cluster.Root, "examples", "mpi")}
+	out, err := exec.Command(bins.Kubectl(), args...).CombinedOutput()
+	g.Expect(err).NotTo(gomega.HaveOccurred(), "kubectl %v: %s", args, out)
+
+	got := waitJob(g, c, ns, "allreduce", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Phase).To(gomega.BeElementOf(musterv1.PhaseSucceeded, musterv1.PhaseFailed), "status: %+v", j.Status)
+	})
+	launcher, err := logs(ns, "allreduce-launcher-0")
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(got.Status.Phase).To(gomega.Equal(musterv1.PhaseSucceeded), "the launcher's log:\n%s", launcher)
+
+	// Every rank printed its line through mpirun, each from its own worker.
+	line := regexp.MustCompile(`rank (\d) of 3 on (\S+): allreduce (\d+), want 6`)
+	var hosts []string
+	for _, m := range line.FindAllStringSubmatch(launcher, -1) {
+		g.Expect(m[3]).To(gomega.Equal("6"), "the launcher's log:\n%s", launcher)
+		hosts = append(hosts, m[2])
+	}
+	slices.Sort(hosts)
+	want := make([]string, 3)
+	for i := range want {
+		want[i] = fmt.Sprintf("allreduce-worker-%d", i)
+	}
+	g.Expect(hosts).To(gomega.Equal(want), "one rank on each worker; the launcher's log:\n%s", launcher)
+
+	// The workers' sshd never exits by itself: they are stopped once the
+	// launcher has decided.
+	for _, name := range want {
+		g.Eventually(func() (bool, error) {
+			pod, err := cs.CoreV1().Pods(ns).Get(context.Background(), name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return true, nil
+			}
+			return err == nil && (pod.DeletionTimestamp != nil || pod.Status.Phase != corev1.PodRunning), err
+		}, jobTimeout, 500*time.Millisecond).Should(gomega.BeTrue(), "%s is stopped", name)
+	}
+}
