@@ -21,7 +21,7 @@ GOLANGCI_LINT  := $(MUSTER_CACHE)/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)/g
 KUBE_API_LINTER_VERSION := v0.0.0-20260716143926-092fe0c72997
 # helm, built from tools/chart, whose go.mod pins the Helm libraries the
 # chart's tests render with: the binary installs the chart with the same
-# Helm.
+# Helm (test/install).
 HELM_VERSION := v3.22.0
 HELM           := $(MUSTER_CACHE)/tools/helm-$(HELM_VERSION)/helm
 # golangci-lint with kube-api-linter compiled in, built from tools/lint.
@@ -29,7 +29,7 @@ GOLANGCI_KAL   := $(MUSTER_CACHE)/tools/golangci-lint-kal-$(GOLANGCI_LINT_VERSIO
 
 # Packages of the main module that unit tests cover: everything but the
 # tiers that need a cluster.
-UNIT_PKGS = $$(go list ./... | grep -v -e /test/integration -e /test/e2e -e /test/chaos)
+UNIT_PKGS = $$(go list ./... | grep -v -e /test/integration -e /test/e2e -e /test/chaos -e /test/install)
 # Separate modules with their own go.mod.
 TOOL_MODULES := tools/procnode tools/chart
 
@@ -114,7 +114,9 @@ test-integration: ## The operator against a real kube-apiserver and etcd (built 
 		MUSTER_K8S_BIN=$$bin_dir go test -race -count=1 -timeout 20m ./test/integration/...
 
 .PHONY: test-e2e
-test-e2e: deps ## The local cluster with real processes and real torch (needs root).
+test-e2e: deps $(HELM) ## The local cluster with real processes and real torch, and the Helm chart installed on one (needs root).
+	@# One after the other: each starts a cluster on the same ports.
+	MUSTER_HELM=$(HELM) go test -count=1 -timeout 10m ./test/install/...
 	go test -count=1 -timeout 60m ./test/e2e/...
 
 .PHONY: test-chaos
