@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the local cluster and the examples need:
 # python3 with Debian's torch (CPU), iproute2, procps (the tests find pods'
-# host processes) and util-linux (nsenter, for kubectl exec on the process
-# node). Does nothing when they are already there.
+# host processes), util-linux (nsenter, for kubectl exec on the process
+# node) and tmux (the CLI's e2e tests drive muster in a real terminal).
+# Does nothing when they are already there.
 set -euo pipefail
 need=()
 /usr/bin/python3 -c 'import torch' >/dev/null 2>&1 || need+=(python3-torch)
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v pgrep >/dev/null 2>&1 || need+=(procps)
 command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
 [ ${#need[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
   echo "install-deps: need root to install: ${need[*]}" >&2
