@@ -19,12 +19,17 @@ GOLANGCI_LINT  := $(MUSTER_CACHE)/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)/g
 # kube-api-linter has no releases: a pseudo-version. tools/lint/go.mod pins it
 # and GOLANGCI_LINT_VERSION, and its go.sum holds their checksums.
 KUBE_API_LINTER_VERSION := v0.0.0-20260716143926-092fe0c72997
+# helm, built from tools/chart, whose go.mod pins the Helm libraries the
+# chart's tests render with: the binary installs the chart with the same
+# Helm (test/install).
+HELM_VERSION := v3.22.0
+HELM           := $(MUSTER_CACHE)/tools/helm-$(HELM_VERSION)/helm
 # golangci-lint with kube-api-linter compiled in, built from tools/lint.
 GOLANGCI_KAL   := $(MUSTER_CACHE)/tools/golangci-lint-kal-$(GOLANGCI_LINT_VERSION)-$(KUBE_API_LINTER_VERSION)/golangci-lint-kal
 
 # Packages of the main module that unit tests cover: everything but the
 # tiers that need a cluster.
-UNIT_PKGS = $$(go list ./... | grep -v -e /test/integration -e /test/e2e -e /test/chaos)
+UNIT_PKGS = $$(go list ./... | grep -v -e /test/integration -e /test/e2e -e /test/chaos -e /test/install)
 # Separate modules with their own go.mod.
 TOOL_MODULES := tools/procnode tools/chart
 
@@ -109,7 +114,9 @@ test-integration: ## The operator against a real kube-apiserver and etcd (built 
 		MUSTER_K8S_BIN=$$bin_dir go test -race -count=1 -timeout 20m ./test/integration/...
 
 .PHONY: test-e2e
-test-e2e: deps ## The local cluster with real processes and real torch (needs root).
+test-e2e: deps $(HELM) ## The local cluster with real processes and real torch, and the Helm chart installed on one (needs root).
+	@# One after the other: each starts a cluster on the same ports.
+	MUSTER_HELM=$(HELM) go test -count=1 -timeout 10m ./test/install/...
 	go test -count=1 -timeout 60m ./test/e2e/...
 
 .PHONY: test-chaos
@@ -148,6 +155,23 @@ $(GOLANGCI_LINT):
 
 # The folder is keyed by the versions above, so refuse to build if
 # tools/lint/go.mod pins others: the cache would keep serving a stale binary.
+# Keyed by HELM_VERSION, so refuse to build if tools/chart/go.mod pins
+# another Helm.
+$(HELM):
+	@got=$$(cd tools/chart && go list -m -f '{{.Version}}' helm.sh/helm/v3); \
+		[ "$$got" = "$(HELM_VERSION)" ] || { echo "tools/chart/go.mod pins helm $$got, the Makefile $(HELM_VERSION): make them agree." >&2; exit 1; }
+	@# The ldflags of Helm's own Makefile: its version, and the Kubernetes
+	@# version of its client-go as the default for `helm template` and lint.
+	cd tools/chart && minor=$$(go list -m -f '{{.Version}}' k8s.io/client-go | cut -d. -f2) && \
+		go build -ldflags "-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
+			-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$$minor \
+			-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$$minor" \
+			-o $@ helm.sh/helm/v3/cmd/helm
+
+.PHONY: helm
+helm: $(HELM) ## Build helm (the version tools/chart pins) into the cache and print its path.
+	@echo $(HELM)
+
 $(GOLANGCI_KAL):
 	@for m in github.com/golangci/golangci-lint/v2@$(GOLANGCI_LINT_VERSION) sigs.k8s.io/kube-api-linter@$(KUBE_API_LINTER_VERSION); do \
 		got=$$(cd tools/lint && go list -m -f '{{.Path}}@{{.Version}}' $${m%@*}); \

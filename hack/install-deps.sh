@@ -2,8 +2,9 @@
 # Installs the Debian packages the local cluster and the examples need:
 # python3 with Debian's torch (CPU), iproute2, procps (the tests find pods'
 # host processes), util-linux (nsenter, for kubectl exec on the process
-# node), and OpenMPI, mpi4py and an SSH server for the MPI example (the
-# process node's pods run the host's binaries: the host is their image).
+# node), tmux (the CLI's e2e tests drive muster in a real terminal), and
+# OpenMPI, mpi4py and an SSH server for the MPI example (the process node's
+# pods run the host's binaries: the host is their image).
 # Does nothing when they are already there.
 set -euo pipefail
 need=()
@@ -11,6 +12,7 @@ need=()
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v pgrep >/dev/null 2>&1 || need+=(procps)
 command -v nsenter >/dev/null 2>&1 || need+=(util-linux)
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v mpirun >/dev/null 2>&1 || need+=(openmpi-bin)
 /usr/bin/python3 -c 'import mpi4py' >/dev/null 2>&1 || need+=(python3-mpi4py)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)

@@ -352,6 +352,8 @@ func TestValuesAreChecked(t *testing.T) {
 		"default backend not enabled": {"gang": map[string]any{"default": "Volcano"}},
 		"unknown default backend":     {"gang": map[string]any{"default": "Slurm"}},
 		"bad namespace":               {"watchNamespaces": []any{"Team A"}},
+		"webhook URL not https":       {"webhook": map[string]any{"url": "http://localhost:9443"}},
+		"webhook URL with a path":     {"webhook": map[string]any{"url": "https://localhost:9443/hook"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := renderErr(t, vals); err == nil {
@@ -364,6 +366,54 @@ func TestValuesAreChecked(t *testing.T) {
 	spec := deployment(t, find(got, "Deployment muster-system/muster-operator"))
 	if c := spec.Template.Spec.Containers[0]; !slices.Contains(c.Args, "--default-gang-backend=Volcano") || c.Image != "ghcr.io/muster-dev/muster-operator:v9.9.9" || spec.Replicas != 1 {
 		t.Errorf("values not applied: replicas %d, image %s, args %v", spec.Replicas, c.Image, c.Args)
+	}
+}
+
+// TestWebhookByURL: with webhook.url the webhook configurations call the
+// operator by URL, its certificate names the URL's host and, with
+// webhook.hostPort, the node forwards that port: what config/dev does for
+// the local cluster, whose API server reaches no Service. The install test
+// (test/install) installs the chart so.
+func TestWebhookByURL(t *testing.T) {
+	got := render(t, map[string]any{"webhook": map[string]any{"url": "https://localhost:9443/", "hostPort": 9443}})
+	dev, err := os.ReadFile(filepath.Join(root, "config/dev/kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kind, verb := range map[string]string{"Mutating": "mutate", "Validating": "validate"} {
+		o := find(got, kind+"WebhookConfiguration muster-"+strings.ToLower(kind)+"-webhook")
+		if o == nil {
+			t.Fatalf("no %s webhook", kind)
+		}
+		var w struct {
+			Webhooks []struct {
+				ClientConfig map[string]any `json:"clientConfig"`
+			} `json:"webhooks"`
+		}
+		unmarshal(t, *o, &w)
+		url := "https://localhost:9443/" + verb + "-muster-dev-v1alpha1-trainingjob"
+		if cc := w.Webhooks[0].ClientConfig; len(cc) != 1 || cc["url"] != url {
+			t.Errorf("%s webhook clientConfig %v, want url %s only", kind, cc, url)
+		}
+		if !strings.Contains(string(dev), `url: "`+url+`"`) {
+			t.Errorf("config/dev does not call %s", url)
+		}
+	}
+	c := deployment(t, find(got, "Deployment muster-system/muster-operator")).Template.Spec.Containers[0]
+	if !slices.Contains(c.Args, "--webhook-host-names=localhost") {
+		t.Errorf("the operator's args %v lack --webhook-host-names=localhost", c.Args)
+	}
+	port := false
+	for _, p := range c.Ports {
+		port = port || p.Name == "webhook" && p.ContainerPort == 9443 && p.HostPort == 9443
+	}
+	if !port {
+		t.Errorf("the webhook port is not a hostPort: %+v", c.Ports)
+	}
+	for _, a := range deployment(t, find(render(t, nil), "Deployment muster-system/muster-operator")).Template.Spec.Containers[0].Args {
+		if strings.HasPrefix(a, "--webhook-host-names") {
+			t.Errorf("by default the operator gets no %s", a)
+		}
 	}
 }
 
@@ -492,6 +542,11 @@ type deploymentSpec struct {
 				Image        string   `json:"image"`
 				Args         []string `json:"args"`
 				VolumeMounts []any    `json:"volumeMounts"`
+				Ports        []struct {
+					Name          string `json:"name"`
+					ContainerPort int    `json:"containerPort"`
+					HostPort      int    `json:"hostPort"`
+				} `json:"ports"`
 			} `json:"containers"`
 			Volumes []struct {
 				Secret struct {
