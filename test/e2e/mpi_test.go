@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/joblogs"
 )
 
 // examples/mpi as a user applies it: three workers run the host's sshd,
@@ -34,6 +37,24 @@ func TestMPIAllreduceExample(t *testing.T) {
 	ns := newNamespace(t, g)
 	bins, _, err := cluster.BinaryPaths()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
+	// The pods' lines, followed from the start: the launcher's pod may be
+	// gone by the time the job has finished.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var all strings.Builder
+	go func() {
+		_ = joblogs.Follow(ctx, cs, ns, "allreduce", joblogs.Options{Follow: true}, func(l joblogs.Line) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintf(&all, "[%s] %s\n", l.Pod, l.Text)
+		})
+	}()
+	podLines := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return all.String()
+	}
 	args := []string{"--kubeconfig", cluster.Kubeconfig(), "-n", ns, "apply", "--server-side", "-k", filepath.Join(cluster.Root, "examples", "mpi")}
 	out, err := exec.Command(bins.Kubectl(), args...).CombinedOutput()
 	g.Expect(err).NotTo(gomega.HaveOccurred(), "kubectl %v: %s", args, out)
@@ -41,15 +62,16 @@ func TestMPIAllreduceExample(t *testing.T) {
 	got := waitJob(g, c, ns, "allreduce", func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(j.Status.Phase).To(gomega.BeElementOf(musterv1.PhaseSucceeded, musterv1.PhaseFailed), "status: %+v", j.Status)
 	})
-	launcher, err := logs(ns, "allreduce-launcher-0")
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	g.Expect(got.Status.Phase).To(gomega.Equal(musterv1.PhaseSucceeded), "the launcher's log:\n%s", launcher)
+	g.Expect(got.Status.Phase).To(gomega.Equal(musterv1.PhaseSucceeded), "status: %+v\nthe pods' logs:\n%s", got.Status, podLines())
 
 	// Every rank printed its line through mpirun, each from its own worker.
 	line := regexp.MustCompile(`rank (\d) of 3 on (\S+): allreduce (\d+), want 6`)
+	g.Eventually(func() int { return len(line.FindAllString(podLines(), -1)) }, time.Minute, 200*time.Millisecond).
+		Should(gomega.Equal(3), func() string { return "the pods' logs:\n" + podLines() })
+	launcher := podLines()
 	var hosts []string
 	for _, m := range line.FindAllStringSubmatch(launcher, -1) {
-		g.Expect(m[3]).To(gomega.Equal("6"), "the launcher's log:\n%s", launcher)
+		g.Expect(m[3]).To(gomega.Equal("6"), "the pods' logs:\n%s", launcher)
 		hosts = append(hosts, m[2])
 	}
 	slices.Sort(hosts)
@@ -57,7 +79,7 @@ func TestMPIAllreduceExample(t *testing.T) {
 	for i := range want {
 		want[i] = fmt.Sprintf("allreduce-worker-%d", i)
 	}
-	g.Expect(hosts).To(gomega.Equal(want), "one rank on each worker; the launcher's log:\n%s", launcher)
+	g.Expect(hosts).To(gomega.Equal(want), "one rank on each worker; the pods' logs:\n%s", launcher)
 
 	// The workers' sshd never exits by itself: they are stopped once the
 	// launcher has decided.

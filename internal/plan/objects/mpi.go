@@ -107,6 +107,11 @@ func mpiWiring(t taskRef, m *musterv1.MPIRuntime) wiring {
 			{Name: "OMPI_MCA_orte_default_hostfile", Value: hostfile},
 			{Name: "PRTE_MCA_prte_default_hostfile", Value: hostfile},
 			{Name: "OMPI_MCA_plm_rsh_agent", Value: "ssh"},
+			// Both cut a hostfile's names at the first dot unless told not
+			// to, and a worker's bare pod name does not resolve: only
+			// <pod>.<job> does, through the namespace's search domain.
+			{Name: "OMPI_MCA_orte_keep_fqdn_hostnames", Value: "true"},
+			{Name: "PRTE_MCA_prte_keep_fqdn_hostnames", Value: "true"},
 		}
 	}
 	for _, name := range MPIWorkerRoles(t.job) {

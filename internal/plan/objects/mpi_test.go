@@ -54,6 +54,7 @@ func TestMPIPods(t *testing.T) {
 	launcher := podOf(t, job, "launcher", 0)
 	checkEnv(t, launcher, map[string]string{
 		"OMPI_MCA_orte_default_hostfile": "/etc/mpi/hostfile", "PRTE_MCA_prte_default_hostfile": "/etc/mpi/hostfile",
+		"OMPI_MCA_orte_keep_fqdn_hostnames": "true", "PRTE_MCA_prte_keep_fqdn_hostnames": "true",
 	})
 	want := []string{"mpi-worker-0.mpi:22", "mpi-worker-1.mpi:22", "mpi-worker-2.mpi:22"}
 	if diff := cmp.Diff(want, waitedFor(launcher)); diff != "" {
