@@ -96,6 +96,24 @@ func VanishedExit(now time.Time, classifier policy.Classifier) musterv1.ExitStat
 	return out
 }
 
+// DisruptedExit describes a task whose pod is being deleted with a
+// DisruptionTarget condition (observe.DeletedByDisruption): the condition's
+// reason and message, classified as the disruption it is. Its containers
+// are not looked at: they end, if they have not yet, because of the
+// deletion.
+func DisruptedExit(cond *corev1.PodCondition, now time.Time, classifier policy.Classifier) musterv1.ExitStatus {
+	out := musterv1.ExitStatus{
+		Reason:     cond.Reason,
+		Message:    truncate(cond.Message),
+		FinishedAt: new(metav1.NewTime(now)),
+	}
+	classify(&out, classifier.Classify(policy.PodEnd{
+		Phase:      corev1.PodFailed,
+		Disruption: &policy.Disruption{Reason: cond.Reason, Message: cond.Message},
+	}))
+	return out
+}
+
 func classify(out *musterv1.ExitStatus, c policy.Completion) {
 	out.CompletionCode = c.Code
 	out.Phrase = c.Phrase

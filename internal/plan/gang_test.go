@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/gang"
+	"github.com/muster-dev/muster/internal/policy"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -100,6 +103,84 @@ func TestGangScheduledFromPlacementAndSchedulerWords(t *testing.T) {
 	pods[1].Spec.NodeName = ""
 	if c := gangCondition(planGang(job.DeepCopy(), pods, in)); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("after placement: condition %+v", c)
+	}
+}
+
+// preempt marks a running pod the way a scheduler preempts it: a
+// DisruptionTarget condition, then a graceful deletion.
+func (w *world) preempt(name, scheduler string) {
+	p := w.pods[name]
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+		Reason: corev1.PodReasonPreemptionByScheduler, Message: scheduler + ": preempting to accommodate a higher priority pod"})
+	p.DeletionTimestamp, p.DeletionGracePeriodSeconds = new(metav1.NewTime(w.now.Add(30*time.Second))), new(int64(30))
+}
+
+// A member a scheduler preempts (condition, then deletion) ends the
+// attempt at once, while the pod is still terminating: the gang restarts
+// whole, classified by the condition (PodDisrupted, not charged), not by
+// the pod's later absence, and is counted once.
+func TestPreemptedGangMemberRestartsTheGangAtOnce(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("u").Role("w", 3).Obj()
+	job.Status.Scheduling = &musterv1.SchedulingStatus{Backend: musterv1.GangVolcano}
+	w := newWorld(t, job)
+	w.runAll()
+	w.preempt("j-w-1", "volcano")
+	res := w.step()
+	if w.job.Status.Attempt != 1 {
+		t.Fatalf("attempt %d: the preempted member did not restart the gang while it terminates", w.job.Status.Attempt)
+	}
+	if got := w.job.Status.Restarts; got.Total != 1 || got.Accountable != 0 {
+		t.Errorf("restarts %+v: want one, not charged", got)
+	}
+	c := w.job.Status.Attempts[0].Completion
+	if c == nil || !strings.Contains(c.Message, "j-w-1 ended") || !strings.Contains(c.Message, corev1.PodReasonPreemptionByScheduler) {
+		t.Errorf("attempt 0 ended with %+v: want the member and its preemption", c)
+	}
+	// The rest of the gang goes; the victim's own deletion runs its course.
+	var deleted []string
+	for _, d := range res.DeletePods {
+		deleted = append(deleted, d.Name)
+	}
+	if slices.Contains(deleted, "j-w-1") || !slices.Contains(deleted, "j-w-0") || !slices.Contains(deleted, "j-w-2") {
+		t.Errorf("deleted %v: want the other members, and the victim left to its deletion", deleted)
+	}
+	w.step()
+	if got := w.job.Status.Restarts; w.job.Status.Attempt != 1 || got.Total != 1 {
+		t.Errorf("attempt %d, restarts %+v after the next plan: counted twice", w.job.Status.Attempt, got)
+	}
+}
+
+// Without a gang, a preempted task is replaced: it is Restarting at once,
+// its last exit the disruption, and the replacement comes once the
+// preempted pod is gone.
+func TestPreemptedTaskIsClassifiedByItsDisruption(t *testing.T) {
+	w := newWorld(t, testutil.MakeJob("j", "ns").UID("u").Role("w", 2).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj())
+	w.runAll()
+	w.preempt("j-w-0", "default-scheduler")
+	res := w.step()
+	exit := w.task("w", 0).LastExit
+	if exit == nil || exit.Reason != corev1.PodReasonPreemptionByScheduler || exit.CompletionCode != policy.CodePodDisrupted ||
+		!slices.Contains(exit.Attributes, string(policy.AttributeTransient)) || exit.Message != "default-scheduler: preempting to accommodate a higher priority pod" {
+		t.Fatalf("last exit %+v: want the disruption, PodDisrupted, Transient", exit)
+	}
+	if st := w.task("w", 0).State; st != musterv1.TaskRestarting {
+		t.Errorf("task state %s, want Restarting", st)
+	}
+	if got := res.Status.Restarts; got.Total != 1 || got.Accountable != 0 {
+		t.Errorf("restarts %+v: want one, not charged", got)
+	}
+	if len(res.CreatePods) != 0 {
+		t.Fatal("a replacement was made while the preempted pod holds the name")
+	}
+	res = w.step()
+	if len(res.CreatePods) != 0 || res.Status.Restarts.Total != 1 {
+		t.Fatalf("while it terminates: %d creates, restarts %+v", len(res.CreatePods), res.Status.Restarts)
+	}
+	delete(w.pods, "j-w-0")
+	res = w.step()
+	if len(res.CreatePods) != 1 || res.CreatePods[0].Name != "j-w-0" || res.Status.Restarts.Total != 1 {
+		t.Fatalf("once gone: %d creates, restarts %+v; want the replacement, counted once", len(res.CreatePods), res.Status.Restarts)
 	}
 }
 

@@ -107,6 +107,12 @@ func observeTask(c *planContext, role *musterv1.Role, ts musterv1.TaskStatus) ta
 		s.kind = stepNone
 	case pod == nil:
 		s.kind = missingPod(&s.task)
+	case observe.DeletedByDisruption(pod) != nil && !isEnded(&ts, pod.UID):
+		// Being deleted by a scheduler's preemption, an eviction, a tainted
+		// node, which said why in a DisruptionTarget condition: that ends
+		// the task now, decided while the pod still shows the reason, not
+		// once it is gone and only its absence is left to classify.
+		s.kind = stepEnded
 	case pod.DeletionTimestamp != nil && !observe.EndedBeforeDeletion(pod):
 		// Being deleted, by us or someone else: wait until it is gone, or
 		// force it once the role's graceful deletion timeout has passed.
@@ -142,16 +148,22 @@ func missingPod(ts *musterv1.TaskStatus) stepKind {
 	return stepCreate
 }
 
-// classifyEnd is how a task's pod (nil: vanished) ended, classified.
+// classifyEnd is how a task's pod (nil: vanished) ended, classified. A pod
+// deleted with a DisruptionTarget condition ended by that disruption.
 func classifyEnd(c *planContext, ts musterv1.TaskStatus, pod *corev1.Pod) End {
 	var exit musterv1.ExitStatus
-	if pod != nil {
-		exit = ExitOf(pod, c.classifier)
-	} else {
+	disrupted := pod != nil && observe.DeletedByDisruption(pod) != nil
+	switch {
+	case pod == nil:
 		exit = VanishedExit(c.now.Time, c.classifier)
+	case disrupted:
+		exit = DisruptedExit(observe.DeletedByDisruption(pod), c.now.Time, c.classifier)
+	default:
+		exit = ExitOf(pod, c.classifier)
 	}
 	exit.PodUID = ts.PodUID
-	return End{Pod: ts.Pod, Exit: exit, Succeeded: pod != nil && pod.Status.Phase == corev1.PodSucceeded, Vanished: pod == nil}
+	succeeded := pod != nil && !disrupted && pod.Status.Phase == corev1.PodSucceeded
+	return End{Pod: ts.Pod, Exit: exit, Succeeded: succeeded, Vanished: pod == nil}
 }
 
 // isEnded is whether uid is the pod instance the task's last exit was

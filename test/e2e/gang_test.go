@@ -8,7 +8,6 @@ import (
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	schedulingv1 "k8s.io/api/scheduling/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -64,38 +63,8 @@ func checkNoPartialGang(t *testing.T, backend musterv1.GangBackend, reasons ...s
 		g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
 	}
 
-	// bound counts each job's pods that are on a node, and fails the test
-	// on a part of a gang that stays: a gang's pods are bound one API call
-	// each, so a list may catch a burst half done, but the rest follows at
-	// once. Without a gang a part stays until another job ends (20s).
-	// A finished job's pods go one by one, so only jobs still unfinished
-	// after the pods were listed are judged.
-	partSince := map[string]time.Time{}
-	bound := func(g gomega.Gomega) map[string]int {
-		var pods corev1.PodList
-		g.Expect(c.List(context.Background(), &pods, client.InNamespace(ns))).To(gomega.Succeed())
-		out := map[string]int{}
-		for _, p := range pods.Items {
-			if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
-				out[p.Labels[musterv1.LabelJobName]]++
-			}
-		}
-		for _, name := range names {
-			job := &musterv1.TrainingJob{}
-			g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, job)).To(gomega.Succeed())
-			if n := out[name]; n == 0 || n == 4 || job.Status.Finished() {
-				delete(partSince, name)
-				continue
-			}
-			if _, ok := partSince[name]; !ok {
-				partSince[name] = time.Now()
-			}
-			if time.Since(partSince[name]) > 8*time.Second {
-				t.Fatalf("job %s has had %d of its 4 gang members placed for %s: a partial gang", name, out[name], time.Since(partSince[name]).Round(time.Second))
-			}
-		}
-		return out
-	}
+	watch := newGangWatch(t, c, ns, 4, names...)
+	bound := watch.check
 
 	var waiting string
 	g.Eventually(func(g gomega.Gomega) {
@@ -143,47 +112,65 @@ func checkNoPartialGang(t *testing.T, backend musterv1.GangBackend, reasons ...s
 	g.Expect(cond.Status).To(gomega.Equal(metav1.ConditionTrue))
 }
 
-// A high-priority gang preempts a whole low-priority one: the victim's
-// preempted member restarts its whole gang (not charged), which waits
-// until the high-priority job is done and then runs to its end. Not
-// parallel: it needs the fake nodes' GPUs to itself.
+// gangWatch fails the test on a part of a gang that stays placed. A
+// gang's pods are bound one API call each, so a list may catch a burst half
+// done, but the rest follows at once; a member that is preempted or evicted
+// leaves the rest of its gang placed until they are deleted for a new
+// attempt, which follows as quickly. Without a gang a part stays until
+// another job ends (20s or more). A finished job's pods go one by one, so
+// only jobs still unfinished after the pods were listed are judged.
+type gangWatch struct {
+	t         *testing.T
+	c         client.Client
+	ns        string
+	size      int
+	names     []string
+	partSince map[string]time.Time
+}
+
+func newGangWatch(t *testing.T, c client.Client, ns string, size int, names ...string) *gangWatch {
+	return &gangWatch{t: t, c: c, ns: ns, size: size, names: names, partSince: map[string]time.Time{}}
+}
+
+// check counts each job's pods that are on a node and not being deleted.
+func (w *gangWatch) check(g gomega.Gomega) map[string]int {
+	var pods corev1.PodList
+	g.Expect(w.c.List(context.Background(), &pods, client.InNamespace(w.ns))).To(gomega.Succeed())
+	out := map[string]int{}
+	for _, p := range pods.Items {
+		if p.Spec.NodeName != "" && p.DeletionTimestamp == nil {
+			out[p.Labels[musterv1.LabelJobName]]++
+		}
+	}
+	for _, name := range w.names {
+		job := &musterv1.TrainingJob{}
+		g.Expect(w.c.Get(context.Background(), client.ObjectKey{Namespace: w.ns, Name: name}, job)).To(gomega.Succeed())
+		if n := out[name]; n == 0 || n == w.size || job.Status.Finished() {
+			delete(w.partSince, name)
+			continue
+		}
+		if _, ok := w.partSince[name]; !ok {
+			w.partSince[name] = time.Now()
+		}
+		if d := time.Since(w.partSince[name]); d > 8*time.Second {
+			w.t.Fatalf("job %s has had %d of its %d gang members placed for %s: a partial gang", name, out[name], w.size, d.Round(time.Second))
+		}
+	}
+	return out
+}
+
+// A high-priority gang preempts a whole low-priority one (the scheduler's
+// DefaultPreemption, with the pods' priority): the victim's preempted
+// member restarts its whole gang (not charged), which waits until the
+// high-priority job is done and then runs to its end (preempt_test.go).
 func TestNativeGangPreemptionRestartsTheVictimWhole(t *testing.T) {
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
-	for name, value := range map[string]int32{"muster-e2e-low": 10, "muster-e2e-high": 1000} {
-		pc := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value}
-		g.Expect(client.IgnoreAlreadyExists(c.Create(context.Background(), pc))).To(gomega.Succeed())
-		t.Cleanup(func() { _ = c.Delete(context.Background(), pc) })
-	}
-	gangJob := func(name, priority string, runFor time.Duration) *musterv1.TrainingJob {
-		return testutil.MakeJob(name, ns).Role("worker", 4).Template(fakeGPUTasks(2, runFor)).
-			Scheduling(musterv1.Scheduling{Backend: musterv1.GangNative, PriorityClassName: priority}).Obj()
-	}
-	for _, name := range []string{"low-a", "low-b"} {
-		g.Expect(c.Create(context.Background(), gangJob(name, "muster-e2e-low", 45*time.Second))).To(gomega.Succeed())
-	}
-	for _, name := range []string{"low-a", "low-b"} {
-		waitJob(g, c, ns, name, phaseIs(musterv1.PhaseRunning))
-	}
-	g.Expect(c.Create(context.Background(), gangJob("high", "muster-e2e-high", 15*time.Second))).To(gomega.Succeed())
-
-	// One low job is the victim: a new attempt, nothing charged.
-	var victim string
-	g.Eventually(func(g gomega.Gomega) {
-		for _, name := range []string{"low-a", "low-b"} {
-			j := &musterv1.TrainingJob{}
-			g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, j)).To(gomega.Succeed())
-			if j.Status.Attempt > 0 {
-				victim = name
-			}
-		}
-		g.Expect(victim).NotTo(gomega.BeEmpty(), "a low-priority gang was preempted")
-	}, jobTimeout, 500*time.Millisecond).Should(gomega.Succeed())
-	t.Logf("%s was preempted", victim)
-	waitJob(g, c, ns, "high", phaseIs(musterv1.PhaseSucceeded))
-	got := waitJob(g, c, ns, victim, phaseIs(musterv1.PhaseSucceeded))
-	g.Expect(got.Status.Restarts.Accountable).To(gomega.BeZero(), "preemption is not charged: %+v", got.Status.Restarts)
+	priorityClasses(t, g, jobClient(g))
+	gangPreemption{
+		low:         musterv1.Scheduling{Backend: musterv1.GangNative, PriorityClassName: lowPriorityClass},
+		high:        musterv1.Scheduling{Backend: musterv1.GangNative, PriorityClassName: highPriorityClass},
+		evictReason: "Preempted", evictMessage: "Preempted by",
+	}.run(t)
 }
 
 // An elastic job gangs only its minimum: with room for 2 of its 4 workers

@@ -157,19 +157,32 @@ func TestVolcanoArgs(t *testing.T) {
 	}
 	var conf struct {
 		Actions string
-		Tiers   []struct{ Plugins []struct{ Name string } }
+		Tiers   []struct {
+			Plugins []struct {
+				Name              string
+				EnablePreemptable *bool `json:"enablePreemptable"`
+			}
+		}
 	}
 	if err := yaml.Unmarshal([]byte(volcanoSchedulerConfig()), &conf); err != nil {
 		t.Fatal(err)
 	}
-	var plugins []string
+	if conf.Actions != "allocate, preempt, reclaim, backfill" {
+		t.Errorf("actions %q: allocate, then preempt and reclaim, and no enqueue (it keeps a preemptor out of a full cluster)", conf.Actions)
+	}
+	preemptable := map[string]bool{}
 	for _, tier := range conf.Tiers {
 		for _, p := range tier.Plugins {
-			plugins = append(plugins, p.Name)
+			preemptable[p.Name] = p.EnablePreemptable == nil || *p.EnablePreemptable
 		}
 	}
-	if !strings.HasPrefix(conf.Actions, "enqueue, allocate") || !slices.Contains(plugins, "gang") {
-		t.Errorf("the scheduler must enqueue, then allocate with the gang plugin: %+v", conf)
+	for _, name := range []string{"priority", "gang", "conformance", "predicates", "proportion"} {
+		if _, ok := preemptable[name]; !ok {
+			t.Errorf("plugin %s missing: %+v", name, conf)
+		}
+	}
+	if preemptable["gang"] || preemptable["drf"] {
+		t.Errorf("gang and drf must not choose victims (the gang plugin spares every whole gang): %+v", conf)
 	}
 }
 

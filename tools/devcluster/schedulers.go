@@ -121,21 +121,35 @@ const VolcanoDefaultQueue = "default"
 func (c *Config) volcanoSchedulerConfigFile() string { return c.path("vc-scheduler.yaml") }
 
 // volcanoSchedulerConfig names the actions and plugins explicitly (without
-// a file the scheduler logs an error and falls back to its built-in set):
-// enqueue moves a PodGroup from Pending to Inqueue once its minResources
-// fit, allocate binds a gang only whole, backfill places pods that request
-// nothing.
+// a file the scheduler logs an error and falls back to its built-in set).
+// It is the configuration of Volcano's chart, set up for preemption the way
+// Volcano's own preemption tests set it up:
+//
+//   - allocate binds a gang only whole; preempt evicts lower-priority pods
+//     of the same queue, and reclaim pods of queues above their deserved
+//     share, for a gang that then fits whole; backfill places pods that
+//     request nothing.
+//   - No enqueue action. With it, a PodGroup becomes Inqueue only once its
+//     minResources fit the cluster's idle room (times the overcommit
+//     factor), and preempt and reclaim act only for Inqueue PodGroups: on a
+//     full cluster a high-priority gang would never be let in, so never
+//     preempt. Without it, allocate lets every PodGroup in, and the
+//     overcommit plugin, which only votes on enqueueing, has no say.
+//   - gang and drf with enablePreemptable: false, as in the chart: the gang
+//     plugin spares every pod of a job running at or below its minimum,
+//     which is every whole gang.
 func volcanoSchedulerConfig() string {
 	return strings.Join([]string{
-		`actions: "enqueue, allocate, backfill"`,
+		`actions: "allocate, preempt, reclaim, backfill"`,
 		"tiers:",
 		"- plugins:",
 		"  - name: priority",
 		"  - name: gang",
+		"    enablePreemptable: false",
 		"  - name: conformance",
 		"- plugins:",
-		"  - name: overcommit",
 		"  - name: drf",
+		"    enablePreemptable: false",
 		"  - name: predicates",
 		"  - name: proportion",
 		"  - name: nodeorder",

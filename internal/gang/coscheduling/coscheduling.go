@@ -32,7 +32,11 @@ type Backend struct {
 
 var _ gang.Backend = Backend{}
 
-// Objects is the attempt's PodGroup.
+// Objects is the attempt's PodGroup. It sets no minResources: with them the
+// plugin's PreFilter checks the cluster's free room and, when it is short,
+// rejects the pod as unresolvable, so that kube-scheduler never preempts
+// for the gang; without them the pods reach the scheduler's
+// DefaultPreemption, and the gang waits at Permit until it is whole.
 func (Backend) Objects(job *musterv1.TrainingJob, g *gang.Gang) []client.Object {
 	spec := map[string]any{"minMember": int64(g.MinAvailable)}
 	if t := g.ScheduleTimeoutSeconds; t > 0 {

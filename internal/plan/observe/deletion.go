@@ -35,6 +35,24 @@ func EndedBeforeDeletion(pod *corev1.Pod) bool {
 	return last.IsZero() || last.Before(asked.Truncate(time.Second))
 }
 
+// DeletedByDisruption is the DisruptionTarget condition of a pod that is
+// being deleted by whoever set it: a scheduler preempting it, the eviction
+// API, the taint manager, the pod garbage collector. The deletion is what
+// ends such a pod, whatever its containers do meanwhile, and the condition
+// says why. It is nil for any other pod, and for one that had ended on its
+// own before its deletion was asked.
+func DeletedByDisruption(pod *corev1.Pod) *corev1.PodCondition {
+	if pod.DeletionTimestamp == nil || EndedBeforeDeletion(pod) {
+		return nil
+	}
+	for i := range pod.Status.Conditions {
+		if c := &pod.Status.Conditions[i]; c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			return c
+		}
+	}
+	return nil
+}
+
 // Tracked is whether a pod still carries the operator's tracking
 // finalizer.
 func Tracked(pod *corev1.Pod) bool {

@@ -68,3 +68,40 @@ func TestAccountable(t *testing.T) {
 		}
 	}
 }
+
+func TestDeletedByDisruption(t *testing.T) {
+	disrupted := func(status corev1.ConditionStatus) corev1.PodStatus {
+		return corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodReady, Status: corev1.ConditionFalse, Reason: "Evict"},
+			{Type: corev1.DisruptionTarget, Status: status, Reason: corev1.PodReasonPreemptionByScheduler, Message: "volcano: preempting to accommodate a higher priority pod"},
+		}}
+	}
+	deleting := func(st corev1.PodStatus) *corev1.Pod {
+		p := &corev1.Pod{Status: st}
+		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = new(metav1.NewTime(time.Unix(1030, 0))), new(int64(30))
+		return p
+	}
+	endedFirst := deleting(disrupted(corev1.ConditionTrue))
+	endedFirst.Status.Phase = corev1.PodFailed
+	endedFirst.Status.ContainerStatuses = []corev1.ContainerStatus{{State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: 1, FinishedAt: metav1.NewTime(time.Unix(900, 0))}}}}
+	cases := map[string]struct {
+		pod  *corev1.Pod
+		want bool
+	}{
+		"preempted: condition set, deletion asked": {deleting(disrupted(corev1.ConditionTrue)), true},
+		"condition set, not deleted (yet)":         {&corev1.Pod{Status: disrupted(corev1.ConditionTrue)}, false},
+		"condition false":                          {deleting(disrupted(corev1.ConditionFalse)), false},
+		"deleted without a condition":              {deleting(corev1.PodStatus{Phase: corev1.PodRunning}), false},
+		"had failed before its deletion":           {endedFirst, false},
+	}
+	for name, tc := range cases {
+		got := DeletedByDisruption(tc.pod)
+		if (got != nil) != tc.want {
+			t.Errorf("%s: DeletedByDisruption = %+v, want found %t", name, got, tc.want)
+		}
+		if got != nil && got.Reason != corev1.PodReasonPreemptionByScheduler {
+			t.Errorf("%s: got the %s condition", name, got.Type)
+		}
+	}
+}
