@@ -74,6 +74,10 @@ const (
 	ConditionSucceeded ConditionType = "Succeeded"
 	// ConditionFailed is true once the job has finished unsuccessfully.
 	ConditionFailed ConditionType = "Failed"
+	// ConditionTensorBoardReady is, for a job with spec.tensorboard,
+	// whether its TensorBoard serves; false with why not (Starting,
+	// NameTaken, TensorBoardCreateFailed, InvalidSpec, TTLExpired).
+	ConditionTensorBoardReady ConditionType = "TensorBoardReady"
 )
 
 // Reasons of conditions, of status.completion and of events. Every reason
@@ -94,6 +98,9 @@ const (
 	ReasonPodCreateFailed      = "PodCreateFailed"
 	ReasonNameTaken            = "NameTaken"
 	ReasonTTLExpired           = "TTLExpired"
+	ReasonStarting             = "Starting"
+	ReasonReady                = "Ready"
+	ReasonTensorBoardFailed    = "TensorBoardCreateFailed"
 	ReasonStopped              = "Stopped"
 	ReasonHeld                 = "Held"
 	ReasonWaitingForRoles      = "WaitingForRoles"

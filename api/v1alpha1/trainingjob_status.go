@@ -148,6 +148,10 @@ type TrainingJobStatus struct {
 	// completion says why the job finished.
 	// +optional
 	Completion *CompletionStatus `json:"completion,omitempty"`
+
+	// tensorboard is the state of the job's TensorBoard, with its address.
+	// +optional
+	TensorBoard *TensorBoardStatus `json:"tensorboard,omitempty"`
 }
 
 // AttemptStatus is one attempt of a job.

@@ -27,6 +27,7 @@ const MaxTasks = 10000
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",fieldPath=.metadata,message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter): it names the job's Service"
 // +kubebuilder:validation:XValidation:rule="self.spec.roles.all(r, size(self.metadata.name) + size(r.name) <= 56)",fieldPath=.spec.roles,message="metadata.name and spec.roles[].name together must be at most 56 characters: pod names <job>-<role>-<index> must fit in 63 with any index up to 10000"
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.tensorboard) || size(self.metadata.name) <= 51",fieldPath=.spec.tensorboard,message="spec.tensorboard needs metadata.name of at most 51 characters: its Service is named <job>-tensorboard"
 type TrainingJob struct {
 	metav1.TypeMeta `json:",inline"`
 	// metadata is the object's metadata.
@@ -109,6 +110,12 @@ type TrainingJobSpec struct {
 	// +kubebuilder:default={execution: Start}
 	// +optional
 	Run RunPolicy `json:"run,omitzero"`
+
+	// tensorboard runs a TensorBoard on the job's event files for as long
+	// as the job exists, or until a TTL after it finished. It may be added,
+	// changed or removed at any time.
+	// +optional
+	TensorBoard *TensorBoard `json:"tensorboard,omitempty"`
 }
 
 // Role is a group of identical tasks.

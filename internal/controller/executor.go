@@ -27,6 +27,8 @@ type observed struct {
 	groups []client.Object
 	queue  *queued
 	pods   []*corev1.Pod
+	// tensorBoard are the job's own TensorBoard objects.
+	tensorBoard tensorBoardObjects
 }
 
 func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, seen observed, res plan.Result) error {
@@ -71,6 +73,7 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, see
 		errs = append(errs, r.createPods(ctx, job, res.CreatePods))
 	}
 	errs = append(errs, r.syncQueue(ctx, job, seen.queue, seen.pods, res))
+	errs = append(errs, r.syncTensorBoard(ctx, job, seen.tensorBoard, res.TensorBoard))
 	if n := res.Scale; n != nil {
 		errs = append(errs, r.scale(ctx, job, *n))
 	}

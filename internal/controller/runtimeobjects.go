@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -118,6 +119,10 @@ func kindName(obj client.Object) string {
 		return "Role " + obj.GetName()
 	case *rbacv1.RoleBinding:
 		return "RoleBinding " + obj.GetName()
+	case *corev1.Service:
+		return "Service " + obj.GetName()
+	case *appsv1.Deployment:
+		return "Deployment " + obj.GetName()
 	}
 	return fmt.Sprintf("%T %s", obj, obj.GetName())
 }

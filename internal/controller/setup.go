@@ -3,6 +3,7 @@ package controller
 import (
 	"fmt"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -29,6 +30,8 @@ func CacheOptions(namespaces []string, gangs GangOptions, kueue bool) cache.Opti
 		ByObject: map[client.Object]cache.ByObject{
 			&corev1.Pod{}:     {Label: selector, Transform: trimPod},
 			&corev1.Service{}: {Label: selector, Transform: cache.TransformStripManagedFields()},
+			// Only TensorBoards carry a job label among Deployments.
+			&appsv1.Deployment{}: {Label: selector, Transform: trimDeployment},
 		},
 	}
 	for _, kind := range gangKinds(gangs) {
@@ -55,6 +58,18 @@ func CacheOptions(namespaces []string, gangs GangOptions, kueue bool) cache.Opti
 // per reconcile.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{Unstructured: true}}
+}
+
+// trimDeployment keeps what planning reads of a TensorBoard Deployment: its
+// metadata (owner, spec hash) and status.
+func trimDeployment(obj any) (any, error) {
+	dep, ok := obj.(*appsv1.Deployment)
+	if !ok {
+		return obj, nil
+	}
+	dep.ManagedFields = nil
+	dep.Spec = appsv1.DeploymentSpec{}
+	return dep, nil
 }
 
 // trimPod keeps what planning reads of a pod (metadata and status) and

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -153,8 +154,12 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("observing the job's Kueue Workload: %w", err)
 	}
+	tensorBoard, tensorBoardOwn, err := r.observeTensorBoard(ctx, job)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("observing the TensorBoard: %w", err)
+	}
 	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now),
-		CreateFailures: r.takeFailures(req.NamespacedName, job), Gang: gangIn, Admission: admission})
+		CreateFailures: r.takeFailures(req.NamespacedName, job), Gang: gangIn, Admission: admission, TensorBoard: tensorBoard})
 	before := job.Status.DeepCopy()
 	written, err := r.writeStatus(ctx, job, res.Status)
 	if err != nil {
@@ -178,7 +183,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.execute(ctx, job, observed{groups: groups, queue: queue, pods: pods}, res); err != nil {
+	if err := r.execute(ctx, job, observed{groups: groups, queue: queue, pods: pods, tensorBoard: tensorBoardOwn}, res); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
@@ -252,7 +257,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1.TrainingJob{}).
 		Watches(&corev1.Pod{}, batchedOwnerEvents(r.opts.PodEventBatch)).
-		Watches(&corev1.Service{}, owned)
+		Watches(&corev1.Service{}, owned).
+		Watches(&appsv1.Deployment{}, owned)
 	// Only the enabled backends' kinds are watched: a cluster without
 	// Volcano has no Volcano PodGroups to watch.
 	for _, kind := range gangKinds(r.opts.Gang) {

@@ -18,6 +18,9 @@ type CreateFailure struct {
 	NameTaken bool
 	// Err is the API server's answer.
 	Err error
+	// TensorBoard: the object is part of the job's TensorBoard, whose
+	// failures block only the TensorBoard.
+	TensorBoard bool
 }
 
 // createRetry is how soon a create that cannot succeed as things are (a
@@ -37,6 +40,9 @@ func createFailures(failures []CreateFailure, out *Result) (verdict, []blocked) 
 		return v, nil
 	}
 	for _, f := range failures {
+		if f.TensorBoard {
+			continue
+		}
 		if f.NameTaken {
 			held = append(held, blocked{musterv1.ReasonNameTaken,
 				fmt.Sprintf("%s cannot be created: an object Muster does not own has its name", f.Object)})

@@ -36,6 +36,8 @@ type Input struct {
 	// Admission is the job's admission by a queue manager (Kueue); nil
 	// for a job no queue manager holds.
 	Admission *Admission
+	// TensorBoard is the job's TensorBoard as observed.
+	TensorBoard TensorBoard
 }
 
 // PodDeletion asks for one pod instance to be deleted.
@@ -72,6 +74,8 @@ type Result struct {
 	// ReleasePods are the pods whose tracking finalizer may go once Status
 	// is written: their end is in it.
 	ReleasePods []PodRef
+	// TensorBoard is what to do with the job's TensorBoard, or nothing.
+	TensorBoard TensorBoardAction
 }
 
 // PodRef names one pod instance.
@@ -125,6 +129,7 @@ func Plan(in Input) Result {
 			autoscaleStep(c, status, in.Throughput, &out)
 		}
 	}
+	tensorBoardStep(c, status, in.TensorBoard, in.CreateFailures, &out)
 	summarizePhase(c, status, held)
 	out = finalize(c, status, out)
 	// The gang step runs on the finished plan: it only holds creates back

@@ -20,7 +20,7 @@ import (
 
 // ValidateCreate checks a job that is being created.
 func ValidateCreate(job *musterv1.TrainingJob) field.ErrorList {
-	return Spec(&job.Spec)
+	return append(Spec(&job.Spec), TensorBoard(&job.Spec)...)
 }
 
 // ValidateUpdate checks a job that is being changed. Only a spec that
@@ -30,7 +30,7 @@ func ValidateUpdate(oldJob, job *musterv1.TrainingJob) field.ErrorList {
 	if equality.Semantic.DeepEqual(oldJob.Spec, job.Spec) {
 		return nil
 	}
-	return Spec(&job.Spec)
+	return append(Spec(&job.Spec), TensorBoard(&job.Spec)...)
 }
 
 // Default fills in what cannot be a schema default. Today every default is

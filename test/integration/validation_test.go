@@ -161,6 +161,34 @@ func TestInvalidJobsAreRejected(t *testing.T) {
 			},
 			wantField: "spec.failurePolicy.backoffLimit",
 		},
+		"a TensorBoard on a volume the job does not have": {
+			job: func(ns string) *musterv1.TrainingJob {
+				j := testutil.MakeJob("j", ns).Role("w", 1).TensorBoard("", -1).Obj()
+				j.Spec.TensorBoard.Logs.Volume = "runs"
+				return j
+			},
+			wantField: `spec.tensorboard.logs.volume: Invalid value: "runs": names no volume`,
+		},
+		"a TensorBoard on an emptyDir": {
+			job: func(ns string) *musterv1.TrainingJob {
+				j := testutil.MakeJob("j", ns).Role("w", 1).TensorBoard("", -1).Obj()
+				j.Spec.Roles[0].Template.Spec.Volumes[0].VolumeSource = corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}
+				return j
+			},
+			wantField: "spec.tensorboard.logs.volume: Invalid value: \"logs\": names a volume of kind emptyDir",
+		},
+		"a TensorBoard sub-path out of the volume": {
+			job: func(ns string) *musterv1.TrainingJob {
+				return testutil.MakeJob("j", ns).Role("w", 1).TensorBoard("runs/../..", -1).Obj()
+			},
+			wantField: "spec.tensorboard.logs.subPath must be a relative path without '..'",
+		},
+		"a TensorBoard whose Service name would be too long": {
+			job: func(ns string) *musterv1.TrainingJob {
+				return testutil.MakeJob(strings.Repeat("j", 52), ns).Role("w", 1).TensorBoard("", -1).Obj()
+			},
+			wantField: "spec.tensorboard: Invalid value: spec.tensorboard needs metadata.name of at most 51 characters",
+		},
 	}
 	e := newEnv(t)
 	for name, tc := range cases {

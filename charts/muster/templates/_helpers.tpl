@@ -61,7 +61,11 @@ config/rbac/role.yaml.
   verbs: [create, get]
 - apiGroups: [""]
   resources: [services]
-  verbs: [create, get, list, watch]
+  verbs: [create, delete, get, list, watch]
+# TensorBoards (spec.tensorboard).
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [create, delete, get, list, update, watch]
 - apiGroups: ["", events.k8s.io]
   resources: [events]
   verbs: [create, patch]
