@@ -28,6 +28,7 @@ import (
 	"github.com/muster-dev/muster/internal/cli/scale"
 	"github.com/muster-dev/muster/internal/cli/stop"
 	"github.com/muster-dev/muster/internal/cli/suspend"
+	"github.com/muster-dev/muster/internal/cli/tensorboard"
 	"github.com/muster-dev/muster/internal/cli/top"
 	"github.com/muster-dev/muster/internal/cli/version"
 	"github.com/muster-dev/muster/internal/cli/wait"
@@ -103,7 +104,7 @@ func NewRootCommand(o Options) *cobra.Command {
 	add("drive", scale.NewCmd(f, o.IOStreams), suspend.NewSuspendCmd(f, o.IOStreams), suspend.NewResumeCmd(f, o.IOStreams),
 		stop.NewCmd(f, o.IOStreams), restart.NewCmd(f, o.IOStreams), runcmd.NewCmd(f, o.IOStreams), wait.NewCmd(f, o.IOStreams))
 	add("debug", logs.NewCmd(f, o.IOStreams), events.NewCmd(f, o.IOStreams), top.NewCmd(f, o.IOStreams),
-		debug.NewCmd(f, o.IOStreams))
+		debug.NewCmd(f, o.IOStreams), tensorboard.NewCmd(f, o.IOStreams))
 	root.AddCommand(version.NewCmd(f, o.IOStreams))
 	root.SetIn(o.In)
 	root.SetOut(o.Out)

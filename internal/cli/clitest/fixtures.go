@@ -19,10 +19,10 @@ func cond(t musterv1.ConditionType, s metav1.ConditionStatus, reason, msg string
 
 // ElasticJob is "pet": a launcher and an elastic world of 2 to 4 workers,
 // gang-scheduled natively, in its second attempt, with an autoscaler at
-// work and a worker restarted after an OOM kill.
+// work, a worker restarted after an OOM kill, and a TensorBoard.
 func ElasticJob() *musterv1.TrainingJob {
 	return testutil.MakeJob("pet", "team").CreatedAt(Now.Add(-2*time.Hour)).
-		Role("launcher", 1).Role("worker", 3).Elastic(2, 4).BackoffLimit(5).
+		Role("launcher", 1).Role("worker", 3).Elastic(2, 4).BackoffLimit(5).TensorBoard("runs", 10*time.Minute).
 		Scheduling(musterv1.Scheduling{Backend: musterv1.GangNative, PriorityClassName: "high"}).
 		Status(func(s *musterv1.TrainingJobStatus) {
 			s.Phase, s.Ready, s.Attempt, s.Replicas = musterv1.PhaseRunning, "4/4", 1, 3
@@ -33,7 +33,9 @@ func ElasticJob() *musterv1.TrainingJob {
 				cond(musterv1.ConditionRunning, metav1.ConditionTrue, musterv1.ReasonPodsRunning, "4 of 4 tasks running", 10*time.Minute),
 				cond(musterv1.ConditionRestarting, metav1.ConditionFalse, musterv1.ReasonTaskRestarting, "0 tasks are being replaced", 10*time.Minute),
 				cond(musterv1.ConditionGangScheduled, metav1.ConditionTrue, musterv1.ReasonGangScheduled, "3 of 3 members placed", 89*time.Minute),
+				cond(musterv1.ConditionTensorBoardReady, metav1.ConditionTrue, musterv1.ReasonReady, "serving at http://pet-tensorboard.team.svc:6006", 2*time.Hour),
 			}
+			s.TensorBoard = &musterv1.TensorBoardStatus{Address: "http://pet-tensorboard.team.svc:6006"}
 			s.Attempts = []musterv1.AttemptStatus{
 				{ID: 0, StartTime: ago(2 * time.Hour), CompletionTime: ago(90 * time.Minute),
 					Completion: &musterv1.CompletionStatus{Reason: musterv1.ReasonJobRestarting, Message: "worker-1 lost its node: a new attempt"}},

@@ -30,7 +30,7 @@ func Describe(out io.Writer, job *musterv1.TrainingJob, events []corev1.Event, n
 	// Each section aligns its own columns: one tab writer per section.
 	for _, section := range []func(){
 		d.summary, d.conditions, d.roles, d.tasks, d.failures, d.elastic,
-		d.autoscaler, d.scheduling, d.attempts, func() { d.events(events) },
+		d.autoscaler, d.scheduling, d.tensorBoard, d.attempts, func() { d.events(events) },
 	} {
 		d.w = printers.GetNewTabWriter(out)
 		section()
@@ -291,6 +291,31 @@ func (d *describer) scheduling() {
 	}
 	if cond != nil {
 		d.line("  GangScheduled:\t%s %s: %s", cond.Status, cond.Reason, cond.Message)
+	}
+}
+
+func (d *describer) tensorBoard() {
+	tb := d.job.Spec.TensorBoard
+	cond := d.job.Status.Condition(musterv1.ConditionTensorBoardReady)
+	if tb == nil && cond == nil {
+		return
+	}
+	d.line("TensorBoard:")
+	if tb != nil {
+		logs := tb.Logs.Volume
+		if tb.Logs.SubPath != "" {
+			logs += "/" + tb.Logs.SubPath
+		}
+		d.line("  Logs:\tvolume %s", logs)
+		if tb.TTLSecondsAfterFinished != nil {
+			d.line("  Kept:\t%ds after the job finishes", *tb.TTLSecondsAfterFinished)
+		}
+	}
+	if st := d.job.Status.TensorBoard; st != nil {
+		d.line("  Address:\t%s (muster tensorboard %s)", st.Address, d.job.Name)
+	}
+	if cond != nil {
+		d.line("  Ready:\t%s %s: %s", cond.Status, cond.Reason, cond.Message)
 	}
 }
 
