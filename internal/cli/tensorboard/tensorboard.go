@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -124,8 +127,11 @@ func (o *Options) Validate() error {
 	return nil
 }
 
-// Run waits for the TensorBoard and forwards to it.
+// Run waits for the TensorBoard and forwards to it, until interrupted:
+// Ctrl-C ends it cleanly, with exit status 0.
 func (o *Options) Run(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	if _, err := cmdutil.GetJob(ctx, o.Client, o.Namespace, o.Name); err != nil {
 		return err
 	}
