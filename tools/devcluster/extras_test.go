@@ -492,3 +492,45 @@ func TestInstallKustomizationAddsTheSchedulersComponents(t *testing.T) {
 		t.Errorf("without extras: %s, want config/dev itself", dir)
 	}
 }
+
+// A state dir reached through a symbolic link (a cache folder shared by
+// several checkouts) still installs this checkout's config: kustomize
+// resolves the kustomization's paths from its real folder.
+func TestInstallKustomizationBehindASymlink(t *testing.T) {
+	root, err := filepath.EvalSymlinks(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, _ = filepath.Abs(root)
+	tmp := t.TempDir()
+	realCache := filepath.Join(tmp, "elsewhere", "deeper", "cache")
+	if err := os.MkdirAll(realCache, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(tmp, "cache")
+	if err := os.Symlink(realCache, link); err != nil {
+		t.Fatal(err)
+	}
+	c := &Config{Root: root, StateDir: filepath.Join(link, "state"), Kueue: true}
+	dir, err := c.installKustomization()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "- "); ok && strings.HasSuffix(p, "config/dev") {
+			if got := filepath.Join(realDir, p); got != filepath.Join(root, "config", "dev") {
+				t.Fatalf("config/dev resolves to %s, want %s's", got, root)
+			}
+			return
+		}
+	}
+	t.Fatalf("no config/dev in:\n%s", b)
+}

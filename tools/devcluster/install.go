@@ -83,8 +83,17 @@ func (c *Config) installKustomization() (string, error) {
 	var b strings.Builder
 	b.WriteString("# Written by muster-dev: config/dev and the components of the schedulers this cluster runs.\n")
 	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
+	// kustomize resolves the paths from the folder's real location: with
+	// a state dir behind a symbolic link, a path relative to the link would
+	// name another checkout's config.
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return p
+	}
 	rel := func(p string) string {
-		r, err := filepath.Rel(dir, p)
+		r, err := filepath.Rel(real(dir), real(p))
 		if err != nil {
 			return p
 		}
