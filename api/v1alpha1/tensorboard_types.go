@@ -47,8 +47,12 @@ type TensorBoard struct {
 
 	// resources of the TensorBoard container.
 	// +optional
-	Resources corev1.ResourceRequirements `json:"resources,omitempty,omitzero"`
+	Resources *corev1.ResourceRequirements `json:"resources,omitempty"`
 }
+
+// Enabled is whether the job asks for a TensorBoard: every TensorBoard
+// names its log volume.
+func (t *TensorBoard) Enabled() bool { return t.Logs.Volume != "" }
 
 // TensorBoardLogs names the folder of the job's event files.
 type TensorBoardLogs struct {
@@ -61,6 +65,7 @@ type TensorBoardLogs struct {
 
 	// subPath is the folder within the volume, relative, without "..";
 	// the volume's root when unset.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.split('/').exists(p, p == '..')",message="spec.tensorboard.logs.subPath must be a relative path without '..'"
 	// +optional
@@ -71,6 +76,7 @@ type TensorBoardLogs struct {
 // TensorBoardReady condition says whether it is.
 type TensorBoardStatus struct {
 	// address is the in-cluster URL of its Service.
+	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
 	// +required
 	Address string `json:"address,omitempty"`

@@ -151,7 +151,7 @@ type TrainingJobStatus struct {
 
 	// tensorboard is the state of the job's TensorBoard, with its address.
 	// +optional
-	TensorBoard *TensorBoardStatus `json:"tensorboard,omitempty"`
+	TensorBoard TensorBoardStatus `json:"tensorboard,omitzero"`
 }
 
 // AttemptStatus is one attempt of a job.

@@ -115,7 +115,7 @@ type TrainingJobSpec struct {
 	// as the job exists, or until a TTL after it finished. It may be added,
 	// changed or removed at any time.
 	// +optional
-	TensorBoard *TensorBoard `json:"tensorboard,omitempty"`
+	TensorBoard TensorBoard `json:"tensorboard,omitzero"`
 }
 
 // Role is a group of identical tasks.

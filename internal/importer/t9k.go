@@ -67,7 +67,7 @@ func convertT9k(s *source, _ *inputs) (musterv1.TrainingJobSpec, error) {
 	}
 	s.drop(sp.child("scheduler", "t9kScheduler"), "the T9k scheduler is not a Muster gang backend: use spec.scheduling "+
 		"(a Volcano queue, a native or coscheduling gang) or a Kueue LocalQueue")
-	s.drop(sp.child("tensorboardSpec"), "Muster makes no TensorBoard: run one on the logs' volume as a Deployment of its own")
+	s.drop(sp.child("tensorboardSpec"), "not converted: T9k names its logs by fileset, Muster by a volume of the job: set spec.tensorboard.logs to the volume the job writes them to")
 	return spec, nil
 }
 

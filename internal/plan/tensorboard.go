@@ -40,10 +40,10 @@ const (
 // refused create makes it Blocked, never the job: the training does not
 // depend on it.
 func tensorBoardStep(c *planContext, st *musterv1.TrainingJobStatus, seen TensorBoard, failures []CreateFailure, out *Result) {
-	tb := c.job.Spec.TensorBoard
+	tb := &c.job.Spec.TensorBoard
 	exists := seen.Deployment || seen.Service
-	if tb == nil {
-		st.TensorBoard = nil
+	if !tb.Enabled() {
+		st.TensorBoard = musterv1.TensorBoardStatus{}
 		apimeta.RemoveStatusCondition(&st.Conditions, string(musterv1.ConditionTensorBoardReady))
 		if exists {
 			out.TensorBoard = TensorBoardRemove
@@ -54,7 +54,7 @@ func tensorBoardStep(c *planContext, st *musterv1.TrainingJobStatus, seen Tensor
 		if left > 0 {
 			out.requeue(left)
 		} else {
-			st.TensorBoard = nil
+			st.TensorBoard = musterv1.TensorBoardStatus{}
 			c.setCondition(st, musterv1.ConditionTensorBoardReady, false, musterv1.ReasonTTLExpired,
 				fmt.Sprintf("removed %ds after the job finished (spec.tensorboard.ttlSecondsAfterFinished)", *tb.TTLSecondsAfterFinished))
 			if exists {
@@ -65,12 +65,12 @@ func tensorBoardStep(c *planContext, st *musterv1.TrainingJobStatus, seen Tensor
 	}
 	if _, _, ok := objects.DesiredTensorBoard(c.job); !ok {
 		// Admission refuses this; a job that slipped past it keeps training.
-		st.TensorBoard = nil
+		st.TensorBoard = musterv1.TensorBoardStatus{}
 		c.setCondition(st, musterv1.ConditionTensorBoardReady, false, musterv1.ReasonInvalidSpec,
 			fmt.Sprintf("spec.tensorboard.logs.volume %q names no volume of the job's pod templates", tb.Logs.Volume))
 		return
 	}
-	st.TensorBoard = &musterv1.TensorBoardStatus{Address: objects.TensorBoardAddress(c.job)}
+	st.TensorBoard = musterv1.TensorBoardStatus{Address: objects.TensorBoardAddress(c.job)}
 	if !seen.Deployment || !seen.Service || !seen.Current {
 		out.TensorBoard = TensorBoardEnsure
 	}

@@ -44,7 +44,7 @@ func TestTensorBoardLifecycle(t *testing.T) {
 
 	res := tensorBoardPlan(job, now, TensorBoard{})
 	expectTensorBoard(t, res, metav1.ConditionFalse, musterv1.ReasonStarting, TensorBoardEnsure)
-	if a := res.Status.TensorBoard; a == nil || a.Address != "http://j-tensorboard.ns.svc:6006" {
+	if a := res.Status.TensorBoard; a.Address != "http://j-tensorboard.ns.svc:6006" {
 		t.Fatalf("status.tensorboard = %+v", a)
 	}
 	if len(res.CreatePods) != 1 {
@@ -78,7 +78,7 @@ func TestTensorBoardLifecycle(t *testing.T) {
 	}
 	res = tensorBoardPlan(job, done.Add(61*time.Second), ready)
 	expectTensorBoard(t, res, metav1.ConditionFalse, musterv1.ReasonTTLExpired, TensorBoardRemove)
-	if res.Status.TensorBoard != nil {
+	if res.Status.TensorBoard.Address != "" {
 		t.Fatalf("a removed TensorBoard has no address: %+v", res.Status.TensorBoard)
 	}
 	job.Status = res.Status
@@ -103,9 +103,9 @@ func TestTensorBoardRemovedWithItsSpec(t *testing.T) {
 	}
 
 	job.Status = res.Status
-	job.Spec.TensorBoard = nil
+	job.Spec.TensorBoard = musterv1.TensorBoard{}
 	res = tensorBoardPlan(job, now, ready)
-	if res.TensorBoard != TensorBoardRemove || tensorBoardCondition(t, res) != nil || res.Status.TensorBoard != nil {
+	if res.TensorBoard != TensorBoardRemove || tensorBoardCondition(t, res) != nil || res.Status.TensorBoard.Address != "" {
 		t.Fatalf("action %q, condition %+v, status %+v", res.TensorBoard, tensorBoardCondition(t, res), res.Status.TensorBoard)
 	}
 	if res = tensorBoardPlan(job, now, TensorBoard{}); res.TensorBoard != "" {

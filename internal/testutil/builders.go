@@ -298,7 +298,7 @@ func (b *JobBuilder) TensorBoard(subPath string, ttl time.Duration) *JobBuilder 
 	spec := &b.last().Template.Spec
 	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "logs", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: b.job.Name + "-logs"}}})
-	b.job.Spec.TensorBoard = &musterv1.TensorBoard{Image: "tensorboard:test",
+	b.job.Spec.TensorBoard = musterv1.TensorBoard{Image: "tensorboard:test",
 		Logs: musterv1.TensorBoardLogs{Volume: "logs", SubPath: subPath}}
 	if ttl >= 0 {
 		b.job.Spec.TensorBoard.TTLSecondsAfterFinished = ptr.To(int32(ttl.Seconds()))

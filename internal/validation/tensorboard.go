@@ -16,8 +16,8 @@ import (
 // TensorBoard leaves the TensorBoard unmade (its condition says why), never
 // fails the training.
 func TensorBoard(spec *musterv1.TrainingJobSpec) field.ErrorList {
-	tb := spec.TensorBoard
-	if tb == nil {
+	tb := &spec.TensorBoard
+	if !tb.Enabled() {
 		return nil
 	}
 	path := field.NewPath("spec", "tensorboard", "logs", "volume")

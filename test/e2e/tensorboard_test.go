@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -76,9 +77,8 @@ func TestTensorBoardExample(t *testing.T) {
 		if err != nil {
 			return "", err
 		}
-		defer resp.Body.Close()
 		body, err := io.ReadAll(resp.Body)
-		return string(body), err
+		return string(body), errors.Join(err, resp.Body.Close())
 	}
 	// The runs folder of both trainers, as the TensorBoard reads it.
 	g.Eventually(get).WithArguments("/").WithTimeout(jobTimeout).WithPolling(500 * time.Millisecond).

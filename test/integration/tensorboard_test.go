@@ -65,7 +65,7 @@ func TestTensorBoardLifecycle(t *testing.T) {
 		g.Expect(metav1.IsControlledBy(svc, job)).To(gomega.BeTrue())
 	}, timeout, interval).Should(gomega.Succeed())
 	got := e.expectTensorBoardReady("tb", metav1.ConditionFalse, musterv1.ReasonStarting)
-	e.g.Expect(got.Status.TensorBoard).To(gomega.Equal(&musterv1.TensorBoardStatus{Address: "http://tb-tensorboard." + e.ns + ".svc:6006"}))
+	e.g.Expect(got.Status.TensorBoard).To(gomega.Equal(musterv1.TensorBoardStatus{Address: "http://tb-tensorboard." + e.ns + ".svc:6006"}))
 	mount := dep.Spec.Template.Spec.Containers[0].VolumeMounts[0]
 	e.g.Expect(mount.SubPath).To(gomega.Equal("runs"))
 	e.g.Expect(mount.ReadOnly).To(gomega.BeTrue())
@@ -96,7 +96,7 @@ func TestTensorBoardLifecycle(t *testing.T) {
 		g.Expect(svc).To(gomega.BeNil())
 	}, timeout, interval).Should(gomega.Succeed())
 	removed := e.expectTensorBoardReady("tb", metav1.ConditionFalse, musterv1.ReasonTTLExpired)
-	e.g.Expect(removed.Status.TensorBoard).To(gomega.BeNil())
+	e.g.Expect(removed.Status.TensorBoard.Address).To(gomega.BeEmpty())
 	cond := condition(removed, musterv1.ConditionTensorBoardReady)
 	e.g.Expect(cond.LastTransitionTime.Sub(finished.Status.CompletionTime.Time)).To(gomega.BeNumerically(">=", 2*time.Second),
 		"removed %v after the job finished, the TTL is 3s", cond.LastTransitionTime.Sub(finished.Status.CompletionTime.Time))
@@ -142,7 +142,7 @@ func TestTensorBoardNameTaken(t *testing.T) {
 	}, timeout, interval).Should(gomega.Succeed())
 	e.expectTensorBoardReady("nt", metav1.ConditionFalse, musterv1.ReasonStarting)
 
-	e.g.Expect(e.update("nt", func(j *musterv1.TrainingJob) { j.Spec.TensorBoard = nil })).To(gomega.Succeed())
+	e.g.Expect(e.update("nt", func(j *musterv1.TrainingJob) { j.Spec.TensorBoard = musterv1.TensorBoard{} })).To(gomega.Succeed())
 	e.g.Eventually(func(g gomega.Gomega) {
 		dep, svc := e.tensorBoard(g, "nt")
 		g.Expect(dep).To(gomega.BeNil())
@@ -151,5 +151,5 @@ func TestTensorBoardNameTaken(t *testing.T) {
 	left := e.eventuallyJob("nt", func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(condition(j, musterv1.ConditionTensorBoardReady)).To(gomega.BeNil())
 	})
-	e.g.Expect(left.Status.TensorBoard).To(gomega.BeNil())
+	e.g.Expect(left.Status.TensorBoard.Address).To(gomega.BeEmpty())
 }

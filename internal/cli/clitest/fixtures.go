@@ -35,7 +35,7 @@ func ElasticJob() *musterv1.TrainingJob {
 				cond(musterv1.ConditionGangScheduled, metav1.ConditionTrue, musterv1.ReasonGangScheduled, "3 of 3 members placed", 89*time.Minute),
 				cond(musterv1.ConditionTensorBoardReady, metav1.ConditionTrue, musterv1.ReasonReady, "serving at http://pet-tensorboard.team.svc:6006", 2*time.Hour),
 			}
-			s.TensorBoard = &musterv1.TensorBoardStatus{Address: "http://pet-tensorboard.team.svc:6006"}
+			s.TensorBoard = musterv1.TensorBoardStatus{Address: "http://pet-tensorboard.team.svc:6006"}
 			s.Attempts = []musterv1.AttemptStatus{
 				{ID: 0, StartTime: ago(2 * time.Hour), CompletionTime: ago(90 * time.Minute),
 					Completion: &musterv1.CompletionStatus{Reason: musterv1.ReasonJobRestarting, Message: "worker-1 lost its node: a new attempt"}},

@@ -295,13 +295,13 @@ func (d *describer) scheduling() {
 }
 
 func (d *describer) tensorBoard() {
-	tb := d.job.Spec.TensorBoard
+	tb := &d.job.Spec.TensorBoard
 	cond := d.job.Status.Condition(musterv1.ConditionTensorBoardReady)
-	if tb == nil && cond == nil {
+	if !tb.Enabled() && cond == nil {
 		return
 	}
 	d.line("TensorBoard:")
-	if tb != nil {
+	if tb.Enabled() {
 		logs := tb.Logs.Volume
 		if tb.Logs.SubPath != "" {
 			logs += "/" + tb.Logs.SubPath
@@ -311,7 +311,7 @@ func (d *describer) tensorBoard() {
 			d.line("  Kept:\t%ds after the job finishes", *tb.TTLSecondsAfterFinished)
 		}
 	}
-	if st := d.job.Status.TensorBoard; st != nil {
+	if st := d.job.Status.TensorBoard; st.Address != "" {
 		d.line("  Address:\t%s (muster tensorboard %s)", st.Address, d.job.Name)
 	}
 	if cond != nil {

@@ -18,12 +18,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/transport/spdy"
+	"k8s.io/streaming/pkg/httpstream"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
@@ -177,7 +177,7 @@ func (o *Options) Run(ctx context.Context) error {
 // check says whether the job's TensorBoard is ready, what it waits for
 // otherwise, and an error when it will never be.
 func (o *Options) check(job *musterv1.TrainingJob) (bool, string, error) {
-	if job.Spec.TensorBoard == nil {
+	if !job.Spec.TensorBoard.Enabled() {
 		return false, "", fmt.Errorf("%s has no spec.tensorboard: add one (image, logs.volume) to run a TensorBoard on its logs; see docs/api.md#tensorboard",
 			cmdutil.Ref(o.Name))
 	}
@@ -270,8 +270,7 @@ func apiServerForwarder(cfg *rest.Config, kube kubernetes.Interface, streams gen
 		select {
 		case <-ctx.Done():
 			close(stop)
-			<-done
-			return nil
+			return <-done
 		case err := <-done:
 			if err == nil {
 				err = errors.New("the connection ended")

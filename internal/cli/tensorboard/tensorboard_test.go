@@ -110,7 +110,7 @@ func TestWaitsForTheTensorBoard(t *testing.T) {
 // is waited for until --timeout.
 func TestTensorBoardErrors(t *testing.T) {
 	noTensorBoard := job("", "")
-	noTensorBoard.Spec.TensorBoard = nil
+	noTensorBoard.Spec.TensorBoard = musterv1.TensorBoard{}
 	cases := map[string]struct {
 		job  *musterv1.TrainingJob
 		args []string

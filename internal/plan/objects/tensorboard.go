@@ -46,7 +46,7 @@ func TensorBoardAddress(job *musterv1.TrainingJob) string {
 // TensorBoardVolume finds the source of the volume spec.tensorboard.logs
 // names, in the first role whose pod template has it.
 func TensorBoardVolume(spec *musterv1.TrainingJobSpec) (corev1.VolumeSource, bool) {
-	if spec.TensorBoard == nil {
+	if !spec.TensorBoard.Enabled() {
 		return corev1.VolumeSource{}, false
 	}
 	for _, role := range spec.Roles {
@@ -67,7 +67,7 @@ var defaultTensorBoardCommand = []string{"tensorboard", "--logdir=" + musterv1.T
 // TensorBoard. ok is false when the job asks for none or its log volume
 // is missing (validation refuses such a job).
 func DesiredTensorBoard(job *musterv1.TrainingJob) (*appsv1.Deployment, *corev1.Service, bool) {
-	tb := job.Spec.TensorBoard
+	tb := &job.Spec.TensorBoard
 	source, ok := TensorBoardVolume(&job.Spec)
 	if !ok {
 		return nil, nil, false
@@ -97,7 +97,6 @@ func DesiredTensorBoard(job *musterv1.TrainingJob) (*appsv1.Deployment, *corev1.
 			Env:     []corev1.EnvVar{{Name: EnvTensorBoardLogDir, Value: musterv1.TensorBoardLogDir}},
 			Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: musterv1.TensorBoardPort,
 				Protocol: corev1.ProtocolTCP}},
-			Resources: tb.Resources,
 			VolumeMounts: []corev1.VolumeMount{{Name: logsVolume, MountPath: musterv1.TensorBoardLogDir,
 				SubPath: tb.Logs.SubPath, ReadOnly: true}},
 			ReadinessProbe: &corev1.Probe{
@@ -106,6 +105,9 @@ func DesiredTensorBoard(job *musterv1.TrainingJob) (*appsv1.Deployment, *corev1.
 			},
 		}},
 		Volumes: []corev1.Volume{{Name: logsVolume, VolumeSource: *source.DeepCopy()}},
+	}
+	if tb.Resources != nil {
+		pod.Containers[0].Resources = *tb.Resources.DeepCopy()
 	}
 	// Mounted read-only: TensorBoard never writes to the job's logs.
 	if c := pod.Volumes[0].PersistentVolumeClaim; c != nil {
