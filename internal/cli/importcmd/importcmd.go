@@ -29,7 +29,10 @@ const example = `  # A Volcano Job as a TrainingJob, printed; what could not be 
   muster import -f trainjob.yaml -f runtime.yaml -n team --apply
 
   # Every manifest of a folder; fail if anything would be dropped
-  muster import -f jobs/ -R --strict`
+  muster import -f jobs/ -R --strict
+
+  # Have the API server check and default the converted jobs, creating nothing
+  muster import -f pytorchjob.yaml --dry-run=server -o yaml`
 
 // Options are import's flags and what Complete derives from them.
 type Options struct {
@@ -37,6 +40,10 @@ type Options struct {
 	Recursive bool
 	Apply     bool
 	Strict    bool
+	DryRun    string
+	// PrintFlags is -o: without it, converted jobs are written as YAML and
+	// created ones named.
+	PrintFlags *genericclioptions.PrintFlags
 
 	Namespace         string
 	ExplicitNamespace bool
@@ -48,7 +55,7 @@ type Options struct {
 
 // NewCmd returns the import command.
 func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options{IOStreams: streams}
+	o := &Options{IOStreams: streams, PrintFlags: genericclioptions.NewPrintFlags("imported").WithTypeSetter(cmdutil.Scheme)}
 	cmd := &cobra.Command{
 		Use:   "import -f FILENAME...",
 		Short: "Convert other systems' training jobs into TrainingJobs",
@@ -56,7 +63,8 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 			"them as YAML (or creates them with --apply). It reads " + strings.Join(importer.Kinds(), ", ") + ".\n" +
 			"A TrainJob's TrainingRuntime or ClusterTrainingRuntime must be among the inputs.\n" +
 			"Every field that could not be carried over is reported on stderr with the reason; --strict\n" +
-			"then fails and writes nothing.",
+			"then fails and writes nothing. --dry-run=server sends the jobs to the API server to be checked\n" +
+			"and defaulted (admission, the webhook) without creating them.",
 		Example: example,
 		Args:    cobra.NoArgs,
 		RunE:    cmdutil.RunE(func([]string) error { return o.Complete(f) }, o.Validate, o.Run),
@@ -65,31 +73,47 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	cmd.Flags().BoolVarP(&o.Recursive, "recursive", "R", false, "read the folders of -f and their subfolders")
 	cmd.Flags().BoolVar(&o.Apply, "apply", false, "create the jobs instead of printing them")
 	cmd.Flags().BoolVar(&o.Strict, "strict", false, "fail, writing and creating nothing, if any field could not be carried over")
+	cmd.Flags().StringVar(&o.DryRun, "dry-run", "none", "none, or server: the API server checks and defaults each job without creating it")
+	o.PrintFlags.AddFlags(cmd)
 	_ = cmd.MarkFlagRequired("filename")
 	_ = cmd.MarkFlagFilename("filename", "yaml", "yml", "json")
 	return cmd
 }
 
-// Complete resolves the namespace and, with --apply, connects.
+// Complete resolves the namespace and, to create or dry-run, connects.
 func (o *Options) Complete(f cmdutil.Factory) error {
 	var err error
 	if o.Namespace, o.ExplicitNamespace, err = f.Namespace(); err != nil {
 		return err
 	}
-	if !o.Apply {
-		return nil
+	if o.DryRun == "server" {
+		if err := o.PrintFlags.Complete("%s (server dry run)"); err != nil {
+			return err
+		}
 	}
-	if o.printer, err = genericclioptions.NewPrintFlags("imported").WithTypeSetter(cmdutil.Scheme).ToPrinter(); err != nil {
-		return err
+	if o.sendsToServer() || o.PrintFlags.OutputFlagSpecified() {
+		if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
+			return err
+		}
+	}
+	if !o.sendsToServer() {
+		return nil
 	}
 	o.Client, err = f.Client()
 	return err
 }
 
+// sendsToServer is whether the jobs go to the API server: created, or
+// checked there.
+func (o *Options) sendsToServer() bool { return o.Apply || o.DryRun == "server" }
+
 // Validate checks the flags.
 func (o *Options) Validate() error {
 	if len(o.Filenames) == 0 {
 		return fmt.Errorf("-f is required: a file, a folder or - for stdin")
+	}
+	if o.DryRun != "none" && o.DryRun != "server" {
+		return fmt.Errorf("--dry-run=%s: none or server", o.DryRun)
 	}
 	return nil
 }
@@ -123,8 +147,16 @@ func (o *Options) Run(ctx context.Context) error {
 	if n := importer.CountDropped(results); o.Strict && n > 0 {
 		return fmt.Errorf("--strict: %d fields could not be carried over (listed above); nothing was written", n)
 	}
-	if !o.Apply {
-		return importer.WriteYAML(o.Out, results)
+	if !o.sendsToServer() {
+		if o.printer == nil {
+			return importer.WriteYAML(o.Out, results)
+		}
+		for _, r := range results {
+			if err := o.printer.PrintObj(r.Job, o.Out); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	var failed []string
 	for _, r := range results {
@@ -145,14 +177,18 @@ func (o *Options) namespace(r importer.Result) {
 	switch {
 	case o.ExplicitNamespace:
 		r.Job.Namespace = o.Namespace
-	case r.Job.Namespace == "" && o.Apply:
+	case r.Job.Namespace == "" && o.sendsToServer():
 		r.Job.Namespace = o.Namespace
 	}
 }
 
 func (o *Options) create(ctx context.Context, r importer.Result) error {
 	job := r.Job
-	err := o.Client.Create(ctx, job)
+	var opts []client.CreateOption
+	if o.DryRun == "server" {
+		opts = append(opts, client.DryRunAll)
+	}
+	err := o.Client.Create(ctx, job, opts...)
 	if apierrors.IsAlreadyExists(err) {
 		return fmt.Errorf("trainingjob %s/%s already exists: delete it first (muster delete %s -n %s) or import into another namespace with -n",
 			job.Namespace, job.Name, job.Name, job.Namespace)

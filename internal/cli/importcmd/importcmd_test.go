@@ -37,6 +37,11 @@ func TestImport(t *testing.T) {
 		"another namespace":   {args: []string{"-f", "testdata/volcano.yaml"}, explicit: true},
 		"apply":               {args: []string{"-f", "testdata/framework.yaml", "-f", "-", "--apply"}, stdin: stdinJob, want: []string{"fw", "imagenet"}},
 		"apply, -n overrides": {args: []string{"-f", "testdata/volcano.yaml", "--apply"}, explicit: true, want: []string{"ctr"}},
+		// The fake client does not default; a real API server's answer is
+		// in test/integration (imported_test.go). Nothing is created.
+		"server dry run": {args: []string{"-f", "testdata/volcano.yaml", "--dry-run=server"}},
+		"names":          {args: []string{"-f", "testdata/volcano.yaml", "-f", "testdata/framework.yaml", "-o", "name"}},
+		"json":           {args: []string{"-f", "-", "-o", "json"}, stdin: stdinJob},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -79,6 +84,8 @@ func TestImportErrors(t *testing.T) {
 			want: `spec.replicaSpecs.Worker.template: json: unknown field "imag"`},
 		"already there": {args: []string{"-f", "-", "--apply"}, stdin: strings.Replace(stdinJob, "imagenet", "pet", 1),
 			want: "trainingjob team/pet already exists"},
+		"a client dry run": {args: []string{"-f", "-", "--dry-run=client"}, stdin: stdinJob, want: "--dry-run=client: none or server"},
+		"an unknown output": {args: []string{"-f", "-", "-o", "table"}, stdin: stdinJob, want: `unable to match a printer suitable for the output format "table"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
