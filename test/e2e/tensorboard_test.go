@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/testutil"
 )
 
 // examples/tensorboard on the local cluster (tensorboard-local: Python's
@@ -49,7 +48,7 @@ func TestTensorBoardExample(t *testing.T) {
 	cli.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig())
 	stdout, err := cli.StdoutPipe()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	var stderr lockedBuffer
+	var stderr testutil.SyncBuffer
 	cli.Stderr = &stderr
 	g.Expect(cli.Start()).To(gomega.Succeed())
 	stopped := false
@@ -100,20 +99,3 @@ func TestTensorBoardExample(t *testing.T) {
 	g.Expect(cli.Wait()).To(gomega.Succeed(), "muster tensorboard stops cleanly on an interrupt: %s", stderr.String())
 }
 
-// lockedBuffer is written by a command and read by the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
-
 	"github.com/muster-dev/muster/internal/cli/clitest"
 	"github.com/muster-dev/muster/internal/testutil"
 )
@@ -40,24 +39,6 @@ func podLogs(f *clitest.Factory, asked map[string]*corev1.PodLogOptions) {
 		}
 		return b.String()
 	}
-}
-
-// syncWriter lets the test read what the command writes meanwhile.
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
 
 func waitFor(t *testing.T, cond func() bool) {
@@ -127,7 +108,7 @@ func TestLogsFollowsNewPods(t *testing.T) {
 	podLogs(f, asked)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	out := &syncWriter{}
+	out := &testutil.SyncBuffer{}
 	done := make(chan error)
 	kube, _ := f.KubeClient()
 	o := &Options{Follow: true, Tail: 1, MaxStreams: 8, Prefix: true, Name: "pet", Namespace: "team", Client: f.Jobs, Kube: kube}
@@ -176,7 +157,7 @@ func TestLogsErrors(t *testing.T) {
 func TestLogsFollowEndsWithTheJob(t *testing.T) {
 	f := clitest.NewFactory(clitest.Options{}, objects()...)
 	podLogs(f, nil)
-	out := &syncWriter{}
+	out := &testutil.SyncBuffer{}
 	done := make(chan error)
 	kube, _ := f.KubeClient()
 	o := &Options{Follow: true, Tail: -1, MaxStreams: 8, Prefix: true, Name: "pet", Namespace: "team", Client: f.Jobs, Kube: kube}

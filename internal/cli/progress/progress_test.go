@@ -6,6 +6,8 @@ import (
 	"time"
 
 	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/muster-dev/muster/internal/testutil"
 )
 
 func TestPlainWritesALinePerChange(t *testing.T) {
@@ -21,7 +23,7 @@ func TestPlainWritesALinePerChange(t *testing.T) {
 }
 
 func TestTerminalSpins(t *testing.T) {
-	var out syncBuilder
+	var out testutil.SyncBuffer
 	clk := clocktesting.NewFakeClock(time.Unix(0, 0))
 	p := NewTerminal(&out, clk)
 	p.Set("waiting for pet")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/cli/clitest"
+	"github.com/muster-dev/muster/internal/testutil"
 )
 
 func TestTop(t *testing.T) {
@@ -63,24 +63,6 @@ func TestTopErrors(t *testing.T) {
 	}
 }
 
-// syncBuffer is written by the command and read by the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // With -w the table is printed anew when a job changes or goes: the watch,
 // not a poll, brings the news.
 func TestTopWatch(t *testing.T) {
@@ -92,7 +74,7 @@ func TestTopWatch(t *testing.T) {
 			return w, err
 		},
 	}}, clitest.ElasticJob(), clitest.FailedJob())
-	var out, errOut syncBuffer
+	var out, errOut testutil.SyncBuffer
 	cmd := NewCmd(f, genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &errOut})
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
 	cmd.SetArgs([]string{"-w"})
