@@ -98,4 +98,3 @@ func TestTensorBoardExample(t *testing.T) {
 	stopped = true
 	g.Expect(cli.Wait()).To(gomega.Succeed(), "muster tensorboard stops cleanly on an interrupt: %s", stderr.String())
 }
-

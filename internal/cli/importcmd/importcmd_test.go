@@ -84,7 +84,7 @@ func TestImportErrors(t *testing.T) {
 			want: `spec.replicaSpecs.Worker.template: json: unknown field "imag"`},
 		"already there": {args: []string{"-f", "-", "--apply"}, stdin: strings.Replace(stdinJob, "imagenet", "pet", 1),
 			want: "trainingjob team/pet already exists"},
-		"a client dry run": {args: []string{"-f", "-", "--dry-run=client"}, stdin: stdinJob, want: "--dry-run=client: none or server"},
+		"a client dry run":  {args: []string{"-f", "-", "--dry-run=client"}, stdin: stdinJob, want: "--dry-run=client: none or server"},
 		"an unknown output": {args: []string{"-f", "-", "-o", "table"}, stdin: stdinJob, want: `unable to match a printer suitable for the output format "table"`},
 	}
 	for name, tc := range cases {
