@@ -3,11 +3,13 @@ package controller
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -22,11 +24,16 @@ import (
 // than one per pod. The delay is what Kubernetes' own Job controller does
 // for the same reason.
 //
-// A pod that has just been asked to go, and that only the tracking
-// finalizer holds back, is the exception: its job is reconciled at once,
-// since its replacement waits for the finalizer to go.
-func batchedOwnerEvents(delay time.Duration) handler.EventHandler {
-	enqueue := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], now bool) {
+// Two exceptions, because a replacement waits on them: a pod that has just
+// been asked to go, and that only the tracking finalizer holds back, has
+// its job reconciled at once; and a pod that is gone does too, when it is
+// the first of its job to go for a while, since the replacement can take
+// its name only now. Further deletions within the delay are batched as
+// before, so a job losing many pods at once (suspended, finished, a node
+// gone) is still planned in a few reconciles, not one per pod.
+func batchedOwnerEvents(delay time.Duration, clk clock.PassiveClock) handler.EventHandler {
+	deletes := &leadingEdge{window: delay, clock: clk, last: map[types.NamespacedName]time.Time{}}
+	enqueue := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], now, gone bool) {
 		name := ""
 		if ref := metav1.GetControllerOf(obj); ref != nil {
 			if ref.Kind != "TrainingJob" || ref.APIVersion != musterv1.GroupVersion.String() {
@@ -42,7 +49,7 @@ func batchedOwnerEvents(delay time.Duration) handler.EventHandler {
 			return
 		}
 		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}
-		if delay <= 0 || now {
+		if delay <= 0 || now || (gone && deletes.first(req.NamespacedName)) {
 			q.Add(req)
 			return
 		}
@@ -50,16 +57,16 @@ func batchedOwnerEvents(delay time.Duration) handler.EventHandler {
 	}
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.Object, q, false)
+			enqueue(e.Object, q, false, false)
 		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.ObjectNew, q, heldForUs(e.ObjectOld, e.ObjectNew))
+			enqueue(e.ObjectNew, q, heldForUs(e.ObjectOld, e.ObjectNew), false)
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.Object, q, false)
+			enqueue(e.Object, q, false, true)
 		},
 		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.Object, q, false)
+			enqueue(e.Object, q, false, false)
 		},
 	}
 }
@@ -69,4 +76,36 @@ func batchedOwnerEvents(delay time.Duration) handler.EventHandler {
 func heldForUs(old, cur client.Object) bool {
 	return old.GetDeletionTimestamp() == nil && cur.GetDeletionTimestamp() != nil &&
 		slices.Contains(cur.GetFinalizers(), musterv1.FinalizerTracking)
+}
+
+// leadingEdge says whether an event is the first of its job within a
+// window: the first goes at once, the rest wait for the batch.
+type leadingEdge struct {
+	window time.Duration
+	clock  clock.PassiveClock
+
+	mu   sync.Mutex
+	last map[types.NamespacedName]time.Time
+}
+
+// maxLeadingEdges bounds the jobs remembered; past it, entries older than
+// the window are swept, so memory follows the jobs losing pods right now.
+const maxLeadingEdges = 1024
+
+func (l *leadingEdge) first(job types.NamespacedName) bool {
+	now := l.clock.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if at, ok := l.last[job]; ok && now.Sub(at) < l.window {
+		return false
+	}
+	if len(l.last) >= maxLeadingEdges {
+		for k, at := range l.last {
+			if now.Sub(at) >= l.window {
+				delete(l.last, k)
+			}
+		}
+	}
+	l.last[job] = now
+	return true
 }

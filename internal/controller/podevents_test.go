@@ -8,10 +8,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/workqueue"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -29,7 +32,7 @@ func TestPodEventsBatchExceptDeletionsHeldForUs(t *testing.T) {
 	orphan := running.DeepCopy()
 	orphan.OwnerReferences = nil
 
-	h := batchedOwnerEvents(time.Hour)
+	h := batchedOwnerEvents(time.Hour, clock.RealClock{})
 	cases := map[string]struct {
 		old, cur *corev1.Pod
 		want     int // requests queued at once
@@ -52,5 +55,43 @@ func TestPodEventsBatchExceptDeletionsHeldForUs(t *testing.T) {
 			}
 		}
 		q.ShutDown()
+	}
+}
+
+// A pod gone reaches its job at once when it is the first of the job to go
+// within the batch delay: a replacement waits for its name. Further pods
+// gone meanwhile are batched; another job's are not held back by it.
+func TestFirstPodGoneIsNotBatched(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
+	h := batchedOwnerEvents(time.Second, clk)
+	a := testutil.MakeJob("a", "ns").UID("a").Role("w", 3).WithDefaults().Obj()
+	b := testutil.MakeJob("b", "ns").UID("b").Role("w", 1).WithDefaults().Obj()
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	gone := func(job *musterv1.TrainingJob, index int32) int {
+		pod := testutil.MakePod(job, "w", index).Obj()
+		pod.OwnerReferences = []metav1.OwnerReference{objects.OwnerReference(job)}
+		h.Delete(context.Background(), event.DeleteEvent{Object: pod}, q)
+		n := q.Len()
+		for range n {
+			req, _ := q.Get()
+			q.Done(req)
+			q.Forget(req)
+		}
+		return n
+	}
+	if n := gone(a, 0); n != 1 {
+		t.Fatalf("the first pod gone: %d queued at once, want 1", n)
+	}
+	clk.SetTime(clk.Now().Add(300 * time.Millisecond))
+	if n := gone(a, 1); n != 0 {
+		t.Fatalf("a second pod gone within the delay: %d queued at once, want it batched", n)
+	}
+	if n := gone(b, 0); n != 1 {
+		t.Fatalf("another job's first pod gone: %d queued at once, want 1", n)
+	}
+	clk.SetTime(clk.Now().Add(time.Second))
+	if n := gone(a, 2); n != 1 {
+		t.Fatalf("a pod gone after a quiet delay: %d queued at once, want 1", n)
 	}
 }

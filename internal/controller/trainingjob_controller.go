@@ -256,7 +256,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	owned := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &musterv1.TrainingJob{}, handler.OnlyControllerOwner())
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1.TrainingJob{}).
-		Watches(&corev1.Pod{}, batchedOwnerEvents(r.opts.PodEventBatch)).
+		Watches(&corev1.Pod{}, batchedOwnerEvents(r.opts.PodEventBatch, r.opts.Clock)).
 		Watches(&corev1.Service{}, owned).
 		Watches(&appsv1.Deployment{}, owned)
 	// Only the enabled backends' kinds are watched: a cluster without
