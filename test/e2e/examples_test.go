@@ -194,3 +194,33 @@ func TestTorchelasticImagenetExample(t *testing.T) {
 	g.Expect(p.Resumes).NotTo(gomega.BeEmpty())
 	g.Expect(p.Resumes[len(p.Resumes)-1]).To(gomega.BeNumerically(">", 0), "resumes %v", p.Resumes)
 }
+
+// examples/generic: no runtime, Muster's variables and {{...}}
+// placeholders in a shell command; the job succeeds when all tasks have.
+func TestGenericExample(t *testing.T) {
+	g := gomega.NewWithT(t)
+	c := jobClient(g)
+	r := runExample(t, g, "generic", "generic")
+	waitJob(g, c, r.ns, "generic", phaseIs(musterv1.PhaseSucceeded))
+	for i := range 3 {
+		name := fmt.Sprintf("generic-worker-%d", i)
+		pod, err := cs.CoreV1().Pods(r.ns).Get(context.Background(), name, metav1.GetOptions{})
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		g.Expect(pod.Labels).To(gomega.HaveKeyWithValue("shard", fmt.Sprint(i)), "the placeholder in a label")
+		out, err := logs(r.ns, name)
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		g.Expect(out).To(gomega.Equal(fmt.Sprintf("I am %s, task %d of 3, attempt 1; shard %d; peer 0 is generic-worker-0.generic\n", name, i, i)))
+	}
+}
+
+// examples/pytorch-static: a static DDP world of a master and two workers
+// over gloo; the master decides.
+func TestPyTorchStaticExample(t *testing.T) {
+	g := gomega.NewWithT(t)
+	c := jobClient(g)
+	r := runExample(t, g, "pytorch-static", "ddp")
+	got := waitJob(g, c, r.ns, "ddp", phaseIs(musterv1.PhaseSucceeded))
+	g.Expect(got.Status.Completion.Role).To(gomega.Equal("master"), "completion %+v", got.Status.Completion)
+	g.Eventually(r.lines, time.Minute, 500*time.Millisecond).Should(gomega.And(
+		gomega.ContainSubstring("epoch=19 world=3 loss="), gomega.MatchRegexp(`done: w=[0-9.]+ b=[0-9.]+`)))
+}
