@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -11,12 +12,15 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/testutil"
@@ -30,6 +34,13 @@ func scheme() *runtime.Scheme {
 	return s
 }
 
+// The floor is the fastest plain client: this rate, this many creators.
+const (
+	floorQPS      = 500
+	floorBurst    = 1000
+	floorCreators = 32
+)
+
 // fakePodSpec lands on KWOK nodes, which make pods Running without running
 // anything.
 func fakePodSpec() corev1.PodSpec {
@@ -37,8 +48,280 @@ func fakePodSpec() corev1.PodSpec {
 		NodeSelector: map[string]string{devcluster.FakeNodeLabel: devcluster.FakeNodeLabelValue},
 		Tolerations: []corev1.Toleration{{Key: devcluster.FakeNodeTaintKey, Operator: corev1.TolerationOpExists,
 			Effect: corev1.TaintEffectNoSchedule}},
-		Containers: []corev1.Container{{Name: "main", Image: "fake", Command: []string{"sleep", "inf"}}},
+		Containers:    []corev1.Container{{Name: "main", Image: "fake", Command: []string{"sleep", "inf"}}},
+		RestartPolicy: corev1.RestartPolicyNever,
 	}
+}
+
+// side is one side of a scenario, Muster's or the floor's.
+type side struct {
+	all    time.Duration
+	perJob []time.Duration // sorted
+	reqs   requests
+	apiCPU float64
+	opCPU  float64
+	// replaced are delete -> replacement Running, sorted.
+	replaced []time.Duration
+}
+
+// scenario is jobs jobs of perJob pods, made at once by Muster and by the
+// floor.
+type scenario struct {
+	name          string
+	jobs, perJob  int
+	replace       int
+	muster, floor side
+	// jobBytes is the size of the largest TrainingJob object, in bytes.
+	jobBytes int
+	load     string
+}
+
+func (b *bench) runScenario(ctx context.Context, s *scenario) error {
+	b.logf("%s: %d jobs of %d pods through Muster", s.name, s.jobs, s.perJob)
+	if err := b.musterSide(ctx, s); err != nil {
+		return fmt.Errorf("%s, Muster: %w", s.name, err)
+	}
+	b.logf("%s: the same with a plain client (QPS %d, %d creators)", s.name, floorQPS, floorCreators)
+	if err := b.floorSide(ctx, s); err != nil {
+		return fmt.Errorf("%s, floor: %w", s.name, err)
+	}
+	load, _ := os.ReadFile("/proc/loadavg")
+	s.load = strings.Join(strings.Fields(string(load))[:3], " ")
+	return nil
+}
+
+// measure runs begin, which starts the work and says when each job
+// started, waits for every pod to run and for the API server's writes to
+// settle, and fills in what it cost.
+func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, begin func(started *sync.Map) error) error {
+	api0, op0 := b.apiServer.cpuSeconds(), b.operator.cpuSeconds()
+	reqs0, err := scrapeRequests(ctx, b.cs)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var started sync.Map
+	if err := begin(&started); err != nil {
+		return err
+	}
+	last, err := b.track.wait(ctx, ns, start, pods, 30*time.Minute)
+	if err != nil {
+		return err
+	}
+	out.all = last.Sub(start)
+	jobStarts := map[string]time.Time{}
+	started.Range(func(k, v any) bool {
+		jobStarts[k.(string)] = v.(time.Time)
+		return true
+	})
+	out.perJob = b.track.perJob(ns, start, jobStarts)
+	reqs, err := b.settle(ctx)
+	if err != nil {
+		return err
+	}
+	out.reqs = reqs.minus(reqs0)
+	out.apiCPU, out.opCPU = b.apiServer.cpuSeconds()-api0, b.operator.cpuSeconds()-op0
+	return nil
+}
+
+// settle waits until the API server has taken no write for two readings
+// a second apart (trailing status and endpoint updates count), at most a
+// minute, and returns the last reading.
+func (b *bench) settle(ctx context.Context) (requests, error) {
+	prev, err := scrapeRequests(ctx, b.cs)
+	if err != nil {
+		return nil, err
+	}
+	quiet := 0
+	for range 60 {
+		time.Sleep(time.Second)
+		cur, err := scrapeRequests(ctx, b.cs)
+		if err != nil {
+			return nil, err
+		}
+		if cur.minus(prev).writes() == 0 {
+			quiet++
+			if quiet == 2 {
+				return cur, nil
+			}
+		} else {
+			quiet = 0
+		}
+		prev = cur
+	}
+	return prev, nil
+}
+
+func jobName(i int) string { return fmt.Sprintf("job-%04d", i) }
+
+func (b *bench) musterSide(ctx context.Context, s *scenario) error {
+	ns := "bench-" + s.name + "-muster"
+	if err := b.namespace(ctx, ns); err != nil {
+		return err
+	}
+	err := b.measure(ctx, ns, s.jobs*s.perJob, &s.muster, func(started *sync.Map) error {
+		var mu sync.Mutex
+		var createErr error
+		workqueue.ParallelizeUntil(ctx, 16, s.jobs, func(i int) {
+			job := testutil.MakeJob(jobName(i), ns).Role("worker", int32(s.perJob)).
+				RestartPolicy(musterv1.RestartPolicyOnFailure).
+				Template(func(p *corev1.PodTemplateSpec) { p.Spec = fakePodSpec() }).Obj()
+			started.Store(job.Name, time.Now())
+			if err := b.c.Create(ctx, job); err != nil {
+				mu.Lock()
+				createErr = err
+				mu.Unlock()
+			}
+		})
+		return createErr
+	})
+	if err != nil {
+		return err
+	}
+	var jobs musterv1.TrainingJobList
+	if err := b.c.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	for i := range jobs.Items {
+		raw, err := json.Marshal(&jobs.Items[i])
+		if err != nil {
+			return err
+		}
+		s.jobBytes = max(s.jobBytes, len(raw))
+	}
+	if s.replace > 0 {
+		if s.muster.replaced, err = b.replace(ctx, ns, s.replace); err != nil {
+			return err
+		}
+	}
+	return b.deleteNamespace(ctx, ns)
+}
+
+func (b *bench) floorSide(ctx context.Context, s *scenario) error {
+	ns := "bench-" + s.name + "-floor"
+	if err := b.namespace(ctx, ns); err != nil {
+		return err
+	}
+	// Each job's Service, then its pods, as items for the creators.
+	per := s.perJob + 1
+	err := b.measure(ctx, ns, s.jobs*s.perJob, &s.floor, func(started *sync.Map) error {
+		var mu sync.Mutex
+		var createErr error
+		workqueue.ParallelizeUntil(ctx, floorCreators, s.jobs*per, func(k int) {
+			job, item := jobName(k/per), k%per
+			var err error
+			if item == 0 {
+				started.LoadOrStore(job, time.Now())
+				_, err = b.floorCS.CoreV1().Services(ns).Create(ctx, floorService(job), metav1.CreateOptions{})
+			} else {
+				started.LoadOrStore(job, time.Now())
+				_, err = b.floorCS.CoreV1().Pods(ns).Create(ctx, floorPod(job, item-1), metav1.CreateOptions{})
+			}
+			if err != nil {
+				mu.Lock()
+				createErr = err
+				mu.Unlock()
+			}
+		})
+		return createErr
+	})
+	if err != nil {
+		return err
+	}
+	if s.replace > 0 {
+		stop := make(chan struct{})
+		if err := b.recreateOnDelete(ns, stop); err != nil {
+			return err
+		}
+		s.floor.replaced, err = b.replace(ctx, ns, s.replace)
+		close(stop)
+		if err != nil {
+			return err
+		}
+	}
+	return b.deleteNamespace(ctx, ns)
+}
+
+// floorService and floorPod are what Muster makes for a job: a headless
+// Service publishing not-ready pods, and one pod per task.
+func floorService(job string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: job, Labels: map[string]string{jobLabel: job}},
+		Spec: corev1.ServiceSpec{ClusterIP: corev1.ClusterIPNone, Selector: map[string]string{jobLabel: job},
+			PublishNotReadyAddresses: true},
+	}
+}
+
+func floorPod(job string, index int) *corev1.Pod {
+	name := fmt.Sprintf("%s-worker-%d", job, index)
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{jobLabel: job}},
+		Spec: func() corev1.PodSpec {
+			s := fakePodSpec()
+			s.Hostname, s.Subdomain = name, job
+			return s
+		}(),
+	}
+}
+
+// recreateOnDelete is the floor's replacement: the plain client makes a
+// pod again as soon as its watch sees it gone.
+func (b *bench) recreateOnDelete(ns string, stop <-chan struct{}) error {
+	f := informers.NewSharedInformerFactoryWithOptions(b.floorCS, 0, informers.WithNamespace(ns))
+	inf := f.Core().V1().Pods().Informer()
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			if d, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
+				pod, ok = d.Obj.(*corev1.Pod)
+			}
+		}
+		if !ok {
+			return
+		}
+		go func() {
+			_, _ = b.floorCS.CoreV1().Pods(ns).Create(context.Background(), floorPod(pod.Labels[jobLabel], podIndex(pod.Name)), metav1.CreateOptions{})
+		}()
+	}})
+	if err != nil {
+		return err
+	}
+	f.Start(stop)
+	if !cache.WaitForCacheSync(stop, inf.HasSynced) {
+		return fmt.Errorf("the floor's pod watch did not sync")
+	}
+	return nil
+}
+
+func podIndex(name string) int {
+	i, _ := strconv.Atoi(name[strings.LastIndexByte(name, '-')+1:])
+	return i
+}
+
+// replace deletes worker 0 of the first n jobs of ns at once, grace 0, and
+// returns, sorted, how long each took to be Running again.
+func (b *bench) replace(ctx context.Context, ns string, n int) ([]time.Duration, error) {
+	b.logf("deleting one pod of %d jobs in %s", n, ns)
+	deleted := map[string]time.Time{}
+	start := time.Now()
+	for i := range n {
+		name := jobName(i) + "-worker-0"
+		deleted[name] = time.Now()
+		if err := b.cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := b.track.wait(ctx, ns, start, n, 10*time.Minute); err != nil {
+		return nil, err
+	}
+	var out []time.Duration
+	for _, s := range b.track.since(ns, start) {
+		if t0, ok := deleted[s.name]; ok {
+			out = append(out, s.at.Sub(t0))
+		}
+	}
+	sortDurations(out)
+	return out, nil
 }
 
 func (b *bench) namespace(ctx context.Context, name string) error {
@@ -46,132 +329,34 @@ func (b *bench) namespace(ctx context.Context, name string) error {
 	return err
 }
 
-// waitRunning polls until n pods of the namespace run, and returns when.
-func (b *bench) waitRunning(ctx context.Context, ns string, n int, exclude map[types.UID]bool, timeout time.Duration) (time.Time, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		pods, err := b.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{ResourceVersion: "0"})
-		if err != nil {
-			return time.Time{}, err
-		}
-		running := 0
-		for _, p := range pods.Items {
-			if p.Status.Phase == corev1.PodRunning && !exclude[p.UID] && p.DeletionTimestamp == nil {
-				running++
-			}
-		}
-		if running >= n {
-			return time.Now(), nil
-		}
-		if time.Now().After(deadline) {
-			return time.Time{}, fmt.Errorf("%d of %d pods running in %s after %s", running, n, ns, timeout)
-		}
-		time.Sleep(100 * time.Millisecond)
+// deleteNamespace deletes ns and waits until it is gone, so the next
+// measurement shares the API server with nothing.
+func (b *bench) deleteNamespace(ctx context.Context, ns string) error {
+	if err := b.cs.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
+		return err
 	}
+	deadline := time.Now().Add(15 * time.Minute)
+	for time.Now().Before(deadline) {
+		_, err := b.cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		time.Sleep(time.Second)
+	}
+	return fmt.Errorf("namespace %s still there after 15 minutes", ns)
 }
 
-// scale measures creating jobs on KWOK nodes against a plain client that
-// creates the same pods itself, then the replacement of lost pods, and
-// what the operator spent doing it.
-func (b *bench) scale(ctx context.Context) error {
-	jobs, per := b.o.jobs, b.o.podsPerJob
-	total := jobs * per
-	op, err := operatorProcess()
-	if err != nil {
-		return err
-	}
-	cpu0 := op.cpuSeconds()
-
-	b.logf("creating %d jobs of %d pods through Muster", jobs, per)
-	if err := b.namespace(ctx, "bench-muster"); err != nil {
-		return err
-	}
-	start := time.Now()
-	var mu sync.Mutex
-	var createErr error
-	workqueue.ParallelizeUntil(ctx, 16, jobs, func(i int) {
-		job := testutil.MakeJob(fmt.Sprintf("job-%04d", i), "bench-muster").Role("worker", int32(per)).
-			RestartPolicy(musterv1.RestartPolicyOnFailure).
-			Template(func(p *corev1.PodTemplateSpec) { p.Spec = fakePodSpec() }).Obj()
-		if err := b.c.Create(ctx, job); err != nil {
-			mu.Lock()
-			createErr = err
-			mu.Unlock()
-		}
-	})
-	if createErr != nil {
-		return createErr
-	}
-	done, err := b.waitRunning(ctx, "bench-muster", total, nil, 15*time.Minute)
-	if err != nil {
-		return err
-	}
-	muster := done.Sub(start)
-
-	b.logf("creating the same %d pods with a plain client", total)
-	if err := b.namespace(ctx, "bench-floor"); err != nil {
-		return err
-	}
-	floorCS, err := floorClient(b.cfg)
-	if err != nil {
-		return err
-	}
-	start = time.Now()
-	workqueue.ParallelizeUntil(ctx, 32, total, func(i int) {
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pod-%05d", i)}, Spec: fakePodSpec()}
-		if _, err := floorCS.CoreV1().Pods("bench-floor").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
-			mu.Lock()
-			createErr = err
-			mu.Unlock()
-		}
-	})
-	if createErr != nil {
-		return createErr
-	}
-	done, err = b.waitRunning(ctx, "bench-floor", total, nil, 15*time.Minute)
-	if err != nil {
-		return err
-	}
-	floor := done.Sub(start)
-
-	b.logf("deleting one pod of every job and waiting for the replacements")
-	pods, err := b.cs.CoreV1().Pods("bench-muster").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
-	}
-	gone := map[types.UID]bool{}
-	start = time.Now()
-	for _, p := range pods.Items {
-		if strings.HasSuffix(p.Name, "-worker-0") {
-			gone[p.UID] = true
-			if err := b.cs.CoreV1().Pods("bench-muster").Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}); err != nil {
-				return err
-			}
-		}
-	}
-	done, err = b.waitRunning(ctx, "bench-muster", total, gone, 15*time.Minute)
-	if err != nil {
-		return err
-	}
-	replace := done.Sub(start)
-	b.report.scale = scaleResult{
-		jobs: jobs, pods: total, muster: muster, floor: floor, replace: replace, replaced: len(gone),
-		cpu: op.cpuSeconds() - cpu0, peakRSS: op.peakRSS(),
-	}
-	return nil
-}
-
-// floorClient creates pods at the operator's own pod-write rate.
+// floorClient is the fastest plain client.
 func floorClient(cfg *devcluster.Config) (kubernetes.Interface, error) {
 	rest, err := cfg.RESTConfig()
 	if err != nil {
 		return nil, err
 	}
-	rest.QPS, rest.Burst = 200, 400 // muster-operator's --kube-api-qps and --kube-api-burst defaults
+	rest.QPS, rest.Burst = floorQPS, floorBurst
 	return kubernetes.NewForConfig(rest)
 }
 
-// process is the operator's host process on the process node.
+// process is a host process the bench measures.
 type process struct{ pid int }
 
 func operatorProcess() (process, error) {

@@ -1,6 +1,7 @@
 // Command bench measures Muster on the local cluster and writes a report
-// with every number next to its floor: what the same work costs without
-// the operator. Run it with `make bench` (it needs root, like the cluster).
+// with every number next to its floor: the same work done by the fastest
+// plain client, measured in the same run. Run it with `make bench` (it
+// needs root, like the cluster).
 package main
 
 import (
@@ -9,6 +10,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -18,15 +21,19 @@ import (
 )
 
 type options struct {
-	jobs, podsPerJob int
-	out              string
-	skipTorch        bool
+	burst, huge string
+	big         string
+	replace     int
+	out         string
+	skipTorch   bool
 }
 
 func main() {
 	var o options
-	flag.IntVar(&o.jobs, "jobs", 200, "TrainingJobs created at once on KWOK nodes")
-	flag.IntVar(&o.podsPerJob, "pods-per-job", 5, "pods of each job")
+	flag.StringVar(&o.burst, "burst", "250x4", "JOBSxPODS: many small jobs at once, and the replacement test on them; empty skips")
+	flag.IntVar(&o.replace, "replace", 100, "jobs of the burst that lose a pod, to time its replacement; 0 skips")
+	flag.StringVar(&o.big, "big", "500,5000", "comma-separated pod counts of single big jobs; empty skips")
+	flag.StringVar(&o.huge, "huge", "1000x10", "JOBSxPODS: the largest run; empty skips")
 	flag.StringVar(&o.out, "out", "_output/bench", "folder of the report")
 	flag.BoolVar(&o.skipTorch, "skip-torch", false, "skip the real-torch recovery and rescale measurements")
 	flag.Parse()
@@ -36,15 +43,63 @@ func main() {
 	}
 }
 
+// scenarios are the runs the flags ask for.
+func scenarios(o options) ([]*scenario, error) {
+	var out []*scenario
+	if o.burst != "" {
+		j, p, err := parseSize(o.burst)
+		if err != nil {
+			return nil, fmt.Errorf("-burst: %w", err)
+		}
+		out = append(out, &scenario{name: "burst", jobs: j, perJob: p, replace: min(o.replace, j)})
+	}
+	if o.big != "" {
+		for _, f := range strings.Split(o.big, ",") {
+			p, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || p < 1 {
+				return nil, fmt.Errorf("-big %q: pod counts, e.g. 500,5000", o.big)
+			}
+			out = append(out, &scenario{name: fmt.Sprintf("big%d", p), jobs: 1, perJob: p})
+		}
+	}
+	if o.huge != "" {
+		j, p, err := parseSize(o.huge)
+		if err != nil {
+			return nil, fmt.Errorf("-huge: %w", err)
+		}
+		out = append(out, &scenario{name: "huge", jobs: j, perJob: p})
+	}
+	return out, nil
+}
+
+func parseSize(s string) (int, int, error) {
+	js, ps, ok := strings.Cut(s, "x")
+	j, err1 := strconv.Atoi(js)
+	p, err2 := strconv.Atoi(ps)
+	if !ok || err1 != nil || err2 != nil || j < 1 || p < 1 {
+		return 0, 0, fmt.Errorf("%q: JOBSxPODS, e.g. 250x4", s)
+	}
+	return j, p, nil
+}
+
 func run(o options) (err error) {
 	ctx := context.Background()
+	runs, err := scenarios(o)
+	if err != nil {
+		return err
+	}
 	cfg, err := devcluster.NewConfig()
 	if err != nil {
 		return err
 	}
 	cfg.StateDir = filepath.Join(cfg.Cache, "bench")
-	// Room for the operator's pods and the floor's at once, 110 pods a node.
-	cfg.FakeNodes, cfg.GPUsPerNode = (2*o.jobs*o.podsPerJob)/100+2, 8
+	// One side of one scenario runs at a time: room for the largest, 110
+	// pods a node.
+	most := 0
+	for _, s := range runs {
+		most = max(most, s.jobs*s.perJob)
+	}
+	cfg.FakeNodes, cfg.GPUsPerNode = most/100+2, 8
 	cfg.Out = os.Stderr
 	if err := devcluster.Down(ctx, cfg); err != nil {
 		return err
@@ -61,7 +116,7 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
-	rest.QPS, rest.Burst = 500, 1000 // the bench's own reads must not be the bottleneck
+	rest.QPS, rest.Burst = 500, 1000 // the bench's own calls must not be the bottleneck
 	cs, err := kubernetes.NewForConfig(rest)
 	if err != nil {
 		return err
@@ -70,10 +125,32 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
-	b := &bench{cfg: cfg, cs: cs, c: c, o: o, report: &report{started: time.Now()}}
-	if err := b.scale(ctx); err != nil {
-		return fmt.Errorf("scale: %w", err)
+	floorCS, err := floorClient(cfg)
+	if err != nil {
+		return err
 	}
+	operator, err := operatorProcess()
+	if err != nil {
+		return err
+	}
+	pid, ok := cfg.ComponentPID("kube-apiserver")
+	if !ok {
+		return fmt.Errorf("the kube-apiserver of the bench cluster does not run")
+	}
+	track, err := newTracker(ctx, cs)
+	if err != nil {
+		return err
+	}
+	b := &bench{cfg: cfg, cs: cs, c: c, floorCS: floorCS, o: o, track: track,
+		operator: operator, apiServer: process{pid},
+		report: &report{started: time.Now()}}
+	for _, s := range runs {
+		if err := b.runScenario(ctx, s); err != nil {
+			return err
+		}
+		b.report.scenarios = append(b.report.scenarios, s)
+	}
+	b.report.peakRSS = operator.peakRSS()
 	if !o.skipTorch {
 		if err := b.torch(ctx); err != nil {
 			return fmt.Errorf("torch: %w", err)
@@ -83,11 +160,15 @@ func run(o options) (err error) {
 }
 
 type bench struct {
-	cfg    *devcluster.Config
-	cs     kubernetes.Interface
-	c      client.Client
-	o      options
-	report *report
+	cfg       *devcluster.Config
+	cs        kubernetes.Interface
+	c         client.Client
+	floorCS   kubernetes.Interface
+	o         options
+	track     *tracker
+	operator  process
+	apiServer process
+	report    *report
 }
 
 func (b *bench) logf(format string, args ...any) {

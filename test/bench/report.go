@@ -10,20 +10,15 @@ import (
 	"time"
 )
 
-type scaleResult struct {
-	jobs, pods, replaced   int
-	muster, floor, replace time.Duration
-	cpu, peakRSS           float64
-}
-
 type torchResult struct {
 	muster, floor torchTimes
 }
 
 type report struct {
-	started time.Time
-	scale   scaleResult
-	torch   *torchResult
+	started   time.Time
+	scenarios []*scenario
+	peakRSS   float64
+	torch     *torchResult
 }
 
 func ratio(a, b time.Duration) string {
@@ -59,15 +54,7 @@ func (r *report) write(dir string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Muster benchmark report\n\n%s- run: %s, took %s\n\n", machine(),
 		r.started.UTC().Format(time.RFC3339), time.Since(r.started).Round(time.Second))
-	s := r.scale
-	fmt.Fprintf(&b, "## The operator on KWOK nodes\n\n")
-	fmt.Fprintf(&b, "%d TrainingJobs of %d pods (%d pods) created at once. The floor is a plain client creating the\n", s.jobs, s.pods/s.jobs, s.pods)
-	fmt.Fprintf(&b, "same pods itself at the operator's pod-write rate (200 QPS, burst 400), with no operator.\n\n")
-	fmt.Fprintf(&b, "| measurement | Muster | floor | ratio |\n|---|---|---|---|\n")
-	fmt.Fprintf(&b, "| create -> all pods Running | %s | %s | %s |\n", secs(s.muster), secs(s.floor), ratio(s.muster, s.floor))
-	fmt.Fprintf(&b, "| one pod of each job deleted (%d) -> all replacements Running | %s | - | - |\n", s.replaced, secs(s.replace))
-	fmt.Fprintf(&b, "| operator CPU over the above | %.1f s | - | - |\n", s.cpu)
-	fmt.Fprintf(&b, "| operator peak memory (RSS) | %.0f MiB | - | - |\n\n", s.peakRSS)
+	r.writeScenarios(&b)
 	if t := r.torch; t != nil {
 		fmt.Fprintf(&b, "## Real torch: recovery and rescale\n\n")
 		fmt.Fprintf(&b, "examples/pytorch-elastic (torchrun, gloo, CPU, min 2 max 4) on the process node, against the same\n")
@@ -91,4 +78,65 @@ func (r *report) write(dir string) error {
 	fmt.Print(b.String())
 	fmt.Fprintf(os.Stderr, "bench: report written to %s\n", path)
 	return nil
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+
+func ratioF(a, b float64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+// writeScenarios writes one table per scenario, each row Muster against
+// the floor measured in the same run.
+func (r *report) writeScenarios(b *strings.Builder) {
+	if len(r.scenarios) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## The operator on KWOK nodes\n\n")
+	fmt.Fprintf(b, "Each scenario creates its jobs at once through Muster, then the same pods with a plain client-go\n")
+	fmt.Fprintf(b, "program, the floor: %d parallel creators at QPS %d (burst %d), one headless Service per job, pods\n", floorCreators, floorQPS, floorBurst)
+	fmt.Fprintf(b, "placed by the default scheduler on KWOK nodes. Times come from a watch on the pods (first seen\n")
+	fmt.Fprintf(b, "Running); API requests from kube-apiserver's `apiserver_request_total`, counted until the writes\n")
+	fmt.Fprintf(b, "settle (every client's: the scheduler's bindings, KWOK's status updates, the endpoint controllers';\n")
+	fmt.Fprintf(b, "not the components' lease renewals, which go on regardless);\n")
+	fmt.Fprintf(b, "CPU from /proc. A replacement is one pod of each of the first jobs deleted with grace 0; the floor\n")
+	fmt.Fprintf(b, "recreates a pod as soon as its watch sees it gone.\n\n")
+	for _, s := range r.scenarios {
+		m, f := s.muster, s.floor
+		fmt.Fprintf(b, "### %s: %d jobs x %d pods (load average after: %s)\n\n", s.name, s.jobs, s.perJob, s.load)
+		fmt.Fprintf(b, "| measurement | Muster | floor | ratio |\n|---|---|---|---|\n")
+		fmt.Fprintf(b, "| create -> all pods Running | %s | %s | %s |\n", ms(m.all), ms(f.all), ratio(m.all, f.all))
+		if s.jobs > 1 {
+			for _, q := range []float64{0.5, 0.99} {
+				mq, fq := quantile(m.perJob, q), quantile(f.perJob, q)
+				fmt.Fprintf(b, "| per job, create -> all Running, p%.0f | %s | %s | %s |\n", q*100, ms(mq), ms(fq), ratio(mq, fq))
+			}
+		}
+		mw, fw := m.reqs.writes()/float64(s.jobs), f.reqs.writes()/float64(s.jobs)
+		fmt.Fprintf(b, "| API writes per job, all clients | %.1f | %.1f | %s |\n", mw, fw, ratioF(mw, fw))
+		fmt.Fprintf(b, "| kube-apiserver CPU | %.1f s | %.1f s | %s |\n", m.apiCPU, f.apiCPU, ratioF(m.apiCPU, f.apiCPU))
+		fmt.Fprintf(b, "| operator CPU | %.1f s (%.1f ms per job) | - | - |\n", m.opCPU, 1000*m.opCPU/float64(s.jobs))
+		if len(m.replaced) > 0 {
+			for _, q := range []float64{0.5, 0.99} {
+				mq, fq := quantile(m.replaced, q), quantile(f.replaced, q)
+				fmt.Fprintf(b, "| %d pods deleted -> replacement Running, p%.0f | %s | %s | %s |\n", len(m.replaced), q*100, ms(mq), ms(fq), ratio(mq, fq))
+			}
+		}
+		fmt.Fprintf(b, "| largest TrainingJob object | %.1f KiB | - | - |\n\n", float64(s.jobBytes)/1024)
+		fmt.Fprintf(b, "Writes by verb and resource (all clients):\n\n| request | Muster | floor |\n|---|---|---|\n")
+		keys := m.reqs.writeKinds()
+		for _, k := range f.reqs.writeKinds() {
+			if _, ok := m.reqs[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		for _, k := range keys {
+			fmt.Fprintf(b, "| %s | %.0f | %.0f |\n", k, m.reqs[k], f.reqs[k])
+		}
+		fmt.Fprintln(b)
+	}
+	fmt.Fprintf(b, "Operator peak memory (RSS) over all scenarios: %.0f MiB.\n\n", r.peakRSS)
 }

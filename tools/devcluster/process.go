@@ -192,3 +192,7 @@ func (c *Config) checkFree(comp component) error {
 	}
 	return nil
 }
+
+// ComponentPID is the process id of a running component of the cluster,
+// e.g. "kube-apiserver", for tools that measure it.
+func (c *Config) ComponentPID(name string) (int, bool) { return c.runningPID(name) }

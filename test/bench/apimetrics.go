@@ -1,0 +1,113 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/client-go/kubernetes"
+)
+
+// requests counts the API server's requests by "VERB resource[/sub]",
+// from its apiserver_request_total counter.
+type requests map[string]float64
+
+// scrapeRequests reads the API server's request counters.
+func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (requests, error) {
+	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
+	}
+	out := requests{}
+	sc := bufio.NewScanner(strings.NewReader(string(raw)))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		labels, value, ok := strings.Cut(strings.TrimPrefix(line, "apiserver_request_total{"), "} ")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		l := parseLabels(labels)
+		key := l["verb"] + " " + l["resource"]
+		if l["subresource"] != "" {
+			key += "/" + l["subresource"]
+		}
+		out[key] += v
+	}
+	return out, sc.Err()
+}
+
+func parseLabels(s string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if ok {
+			out[k] = strings.Trim(v, `"`)
+		}
+	}
+	return out
+}
+
+// minus is r less an earlier reading.
+func (r requests) minus(before requests) requests {
+	out := requests{}
+	for k, v := range r {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// background are writes that go on whatever the bench does: the
+// components' leader-election leases.
+func background(key string) bool { return strings.HasSuffix(key, " leases") }
+
+func isWrite(key string) bool {
+	switch strings.Fields(key)[0] {
+	case "POST", "PUT", "PATCH", "DELETE", "APPLY", "DELETECOLLECTION":
+		return !background(key)
+	}
+	return false
+}
+
+// writes are the requests that change something, less the background.
+func (r requests) writes() float64 {
+	var n float64
+	for k, v := range r {
+		if isWrite(k) {
+			n += v
+		}
+	}
+	return n
+}
+
+// writeKinds are the write counts by verb and resource, largest first.
+func (r requests) writeKinds() []string {
+	var keys []string
+	for k := range r {
+		if isWrite(k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if r[a] != r[b] {
+			if r[a] > r[b] {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	return keys
+}

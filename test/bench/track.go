@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+)
+
+// tracker records, from a watch, when each pod instance was first seen
+// Running and when it went, so the bench measures without polling the API
+// server it is measuring.
+type tracker struct {
+	mu      sync.Mutex
+	running map[types.UID]seen
+	changed chan struct{}
+}
+
+// seen is one pod instance.
+type seen struct {
+	ns, name, job string
+	at            time.Time
+}
+
+// jobLabel groups pods into jobs: Muster's label, which the floor's pods
+// carry too.
+const jobLabel = "muster.dev/job-name"
+
+func newTracker(ctx context.Context, cs kubernetes.Interface) (*tracker, error) {
+	t := &tracker{running: map[types.UID]seen{}, changed: make(chan struct{}, 1)}
+	f := informers.NewSharedInformerFactory(cs, 0)
+	inf := f.Core().V1().Pods().Informer()
+	note := func(obj any) {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok || pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
+			return
+		}
+		t.mu.Lock()
+		if _, ok := t.running[pod.UID]; !ok {
+			t.running[pod.UID] = seen{ns: pod.Namespace, name: pod.Name, job: pod.Labels[jobLabel], at: time.Now()}
+		}
+		t.mu.Unlock()
+		select {
+		case t.changed <- struct{}{}:
+		default:
+		}
+	}
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    note,
+		UpdateFunc: func(_, cur any) { note(cur) },
+	}); err != nil {
+		return nil, err
+	}
+	f.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
+		return nil, fmt.Errorf("the pod watch did not sync")
+	}
+	return t, nil
+}
+
+// since are the pod instances of namespace ns seen Running at or after
+// start.
+func (t *tracker) since(ns string, start time.Time) []seen {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out []seen
+	for _, s := range t.running {
+		if s.ns == ns && !s.at.Before(start) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// wait waits until n pod instances of ns have been seen Running since
+// start, and returns when the last of them was.
+func (t *tracker) wait(ctx context.Context, ns string, start time.Time, n int, timeout time.Duration) (time.Time, error) {
+	deadline := time.After(timeout)
+	for {
+		got := t.since(ns, start)
+		if len(got) >= n {
+			last := start
+			for _, s := range got {
+				if s.at.After(last) {
+					last = s.at
+				}
+			}
+			return last, nil
+		}
+		select {
+		case <-t.changed:
+		case <-time.After(time.Second):
+		case <-deadline:
+			return time.Time{}, fmt.Errorf("%d of %d pods running in %s after %s", len(got), n, ns, timeout)
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		}
+	}
+}
+
+// perJob is, for each job of ns, how long after its start its last pod
+// seen since start was Running.
+func (t *tracker) perJob(ns string, start time.Time, started map[string]time.Time) []time.Duration {
+	last := map[string]time.Time{}
+	for _, s := range t.since(ns, start) {
+		if s.at.After(last[s.job]) {
+			last[s.job] = s.at
+		}
+	}
+	var out []time.Duration
+	for job, at := range last {
+		if t0, ok := started[job]; ok {
+			out = append(out, at.Sub(t0))
+		}
+	}
+	sortDurations(out)
+	return out
+}
+
+func sortDurations(d []time.Duration) { slices.Sort(d) }
+
+// quantile of sorted durations, nearest rank.
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(q*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
