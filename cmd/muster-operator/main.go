@@ -63,14 +63,17 @@ type webhookFlags struct {
 func parseFlags() *flags {
 	f := &flags{}
 	// The defaults suit a cluster of thousands of training pods: the
-	// client's 5 QPS default would take minutes to start one large job.
-	flag.Float64Var(&f.qps, "kube-api-qps", 200, "queries per second to the API server for pod and Service writes and reads")
-	flag.IntVar(&f.burst, "kube-api-burst", 400, "burst of queries to the API server")
-	flag.Float64Var(&f.statusQPS, "status-qps", 100, "queries per second for job status writes, budgeted apart so status never waits behind pod creates")
-	flag.IntVar(&f.statusBurst, "status-burst", 200, "burst of job status writes")
+	// client's 5 QPS default would take minutes to start one large job,
+	// and any rate below what the API server takes makes jobs wait on the
+	// operator rather than on the cluster. The API server's priority and
+	// fairness, not this limiter, is what shares it with other clients.
+	flag.Float64Var(&f.qps, "kube-api-qps", 500, "queries per second to the API server for pod and Service writes and reads")
+	flag.IntVar(&f.burst, "kube-api-burst", 1000, "burst of queries to the API server")
+	flag.Float64Var(&f.statusQPS, "status-qps", 200, "queries per second for job status writes, budgeted apart so status never waits behind pod creates")
+	flag.IntVar(&f.statusBurst, "status-burst", 400, "burst of job status writes")
 	flag.IntVar(&f.concurrentReconciles, "concurrent-reconciles", 50, "jobs reconciled at the same time")
 	flag.IntVar(&f.createWorkers, "pod-create-workers", 32, "pod creates or deletes one job issues in parallel")
-	flag.DurationVar(&f.podEventBatch, "pod-event-batch", 500*time.Millisecond, "how long pod changes are gathered before their job is reconciled")
+	flag.DurationVar(&f.podEventBatch, "pod-event-batch", time.Second, "how long pod changes are gathered before their job is reconciled")
 	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 disables it")
 	// Metrics tell who runs what where; by default only a client the API
 	// server authenticates and authorizes (get on the non-resource URL

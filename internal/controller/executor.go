@@ -107,6 +107,7 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.TrainingJob, 
 		defer mu.Unlock()
 		switch {
 		case err == nil:
+			r.expect.created(job.UID, pod.Name, pod.UID)
 			created++
 			podActions.WithLabelValues("create", "ok").Inc()
 		case apierrors.IsAlreadyExists(err):

@@ -20,8 +20,18 @@ type expectations struct {
 }
 
 type jobExpectations struct {
-	creates map[string]time.Time    // pod name -> when created
-	deletes map[types.UID]time.Time // pod UID -> when deleted
+	creates map[string]createExpectation // by pod name
+	deletes map[types.UID]time.Time      // pod UID -> when deleted
+}
+
+// createExpectation is a pod create the cache has yet to show. Once the
+// API server has answered, the new pod's UID is known: until the cache
+// shows that instance, an older one of the same name it may still hold (a
+// replacement made the moment its predecessor was released) does not meet
+// it.
+type createExpectation struct {
+	since time.Time
+	uid   types.UID
 }
 
 func newExpectations(timeout time.Duration) *expectations {
@@ -31,7 +41,7 @@ func newExpectations(timeout time.Duration) *expectations {
 func (e *expectations) get(job types.UID) *jobExpectations {
 	j := e.jobs[job]
 	if j == nil {
-		j = &jobExpectations{creates: map[string]time.Time{}, deletes: map[types.UID]time.Time{}}
+		j = &jobExpectations{creates: map[string]createExpectation{}, deletes: map[types.UID]time.Time{}}
 		e.jobs[job] = j
 	}
 	return j
@@ -40,7 +50,18 @@ func (e *expectations) get(job types.UID) *jobExpectations {
 func (e *expectations) expectCreate(job types.UID, name string, now time.Time) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.get(job).creates[name] = now
+	e.get(job).creates[name] = createExpectation{since: now}
+}
+
+// created records the UID the API server gave a pod the operator created.
+func (e *expectations) created(job types.UID, name string, uid types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j := e.get(job)
+	if c, ok := j.creates[name]; ok {
+		c.uid = uid
+		j.creates[name] = c
+	}
 }
 
 func (e *expectations) createFailed(job types.UID, name string) {
@@ -76,8 +97,8 @@ func (e *expectations) pruneExpired(now time.Time) {
 	live := func(since time.Time) bool { return now.Sub(since) < e.timeout }
 	for uid, j := range e.jobs {
 		open := false
-		for _, since := range j.creates {
-			open = open || live(since)
+		for _, c := range j.creates {
+			open = open || live(c.since)
 		}
 		for _, since := range j.deletes {
 			open = open || live(since)
@@ -121,8 +142,8 @@ func (e *expectations) satisfied(job types.UID, pods []*corev1.Pod, now time.Tim
 		}
 		return true
 	}
-	for name, since := range j.creates {
-		if byName[name] != nil || !pending(since) {
+	for name, c := range j.creates {
+		if p := byName[name]; (p != nil && (c.uid == "" || p.UID == c.uid)) || !pending(c.since) {
 			delete(j.creates, name)
 		}
 	}

@@ -20,26 +20,35 @@ func pod(name, uid string, deleting bool) *corev1.Pod {
 func TestExpectations(t *testing.T) {
 	t0 := time.Unix(100, 0)
 	cases := map[string]struct {
-		creates  []string
-		deletes  []types.UID
-		observed []*corev1.Pod
-		at       time.Time
-		wantOK   bool
-		wantWait time.Duration
+		creates []string
+		// createdUIDs are the UIDs the API server gave creates, by name.
+		createdUIDs map[string]types.UID
+		deletes     []types.UID
+		observed    []*corev1.Pod
+		at          time.Time
+		wantOK      bool
+		wantWait    time.Duration
 	}{
 		"nothing expected":           {at: t0, wantOK: true},
 		"created pod not seen yet":   {creates: []string{"a"}, at: t0.Add(time.Second), wantOK: false, wantWait: 9 * time.Second},
 		"created pod seen":           {creates: []string{"a"}, observed: []*corev1.Pod{pod("a", "1", false)}, at: t0, wantOK: true},
 		"create expectation expired": {creates: []string{"a"}, at: t0.Add(10 * time.Second), wantOK: true},
-		"deleted pod still there":    {deletes: []types.UID{"1"}, observed: []*corev1.Pod{pod("a", "1", false)}, at: t0, wantOK: false, wantWait: 10 * time.Second},
-		"deleted pod terminating":    {deletes: []types.UID{"1"}, observed: []*corev1.Pod{pod("a", "1", true)}, at: t0, wantOK: true},
-		"deleted pod replaced":       {deletes: []types.UID{"1"}, observed: []*corev1.Pod{pod("a", "2", false)}, at: t0, wantOK: true},
+		"replacement made, the old instance still seen": {creates: []string{"a"}, createdUIDs: map[string]types.UID{"a": "2"},
+			observed: []*corev1.Pod{pod("a", "1", true)}, at: t0.Add(time.Second), wantOK: false, wantWait: 9 * time.Second},
+		"replacement made and seen": {creates: []string{"a"}, createdUIDs: map[string]types.UID{"a": "2"},
+			observed: []*corev1.Pod{pod("a", "2", false)}, at: t0, wantOK: true},
+		"deleted pod still there": {deletes: []types.UID{"1"}, observed: []*corev1.Pod{pod("a", "1", false)}, at: t0, wantOK: false, wantWait: 10 * time.Second},
+		"deleted pod terminating": {deletes: []types.UID{"1"}, observed: []*corev1.Pod{pod("a", "1", true)}, at: t0, wantOK: true},
+		"deleted pod replaced":    {deletes: []types.UID{"1"}, observed: []*corev1.Pod{pod("a", "2", false)}, at: t0, wantOK: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			e := newExpectations(10 * time.Second)
 			for _, n := range tc.creates {
 				e.expectCreate("job", n, t0)
+				if uid, ok := tc.createdUIDs[n]; ok {
+					e.created("job", n, uid)
+				}
 			}
 			for _, u := range tc.deletes {
 				e.expectDelete("job", u, t0)

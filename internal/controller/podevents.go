@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
@@ -24,16 +25,17 @@ import (
 // than one per pod. The delay is what Kubernetes' own Job controller does
 // for the same reason.
 //
-// Two exceptions, because a replacement waits on them: a pod that has just
-// been asked to go, and that only the tracking finalizer holds back, has
-// its job reconciled at once; and a pod that is gone does too, when it is
-// the first of its job to go for a while, since the replacement can take
-// its name only now. Further deletions within the delay are batched as
-// before, so a job losing many pods at once (suspended, finished, a node
-// gone) is still planned in a few reconciles, not one per pod.
+// Three exceptions, because a replacement waits on them: a pod that has
+// just been asked to go, and that only the tracking finalizer holds back,
+// has its job reconciled at once; so does a pod that has just failed, and a
+// pod that is gone, when it is the first of its job to fail or go for a
+// while (a gone pod's replacement can take its name only now). Further
+// failures and deletions within the delay are batched as before, so a job
+// losing many pods at once (suspended, a node gone, a collective that
+// failed together) is still planned in a few reconciles, not one per pod.
 func batchedOwnerEvents(delay time.Duration, clk clock.PassiveClock) handler.EventHandler {
-	deletes := &leadingEdge{window: delay, clock: clk, last: map[types.NamespacedName]time.Time{}}
-	enqueue := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], now, gone bool) {
+	losses := &leadingEdge{window: delay, clock: clk, last: map[types.NamespacedName]time.Time{}}
+	enqueue := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], now, lost bool) {
 		name := ""
 		if ref := metav1.GetControllerOf(obj); ref != nil {
 			if ref.Kind != "TrainingJob" || ref.APIVersion != musterv1.GroupVersion.String() {
@@ -49,7 +51,7 @@ func batchedOwnerEvents(delay time.Duration, clk clock.PassiveClock) handler.Eve
 			return
 		}
 		req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: obj.GetNamespace(), Name: name}}
-		if delay <= 0 || now || (gone && deletes.first(req.NamespacedName)) {
+		if delay <= 0 || now || (lost && losses.first(req.NamespacedName)) {
 			q.Add(req)
 			return
 		}
@@ -60,7 +62,7 @@ func batchedOwnerEvents(delay time.Duration, clk clock.PassiveClock) handler.Eve
 			enqueue(e.Object, q, false, false)
 		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(e.ObjectNew, q, heldForUs(e.ObjectOld, e.ObjectNew), false)
+			enqueue(e.ObjectNew, q, heldForUs(e.ObjectOld, e.ObjectNew), justFailed(e.ObjectOld, e.ObjectNew))
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			enqueue(e.Object, q, false, true)
@@ -76,6 +78,13 @@ func batchedOwnerEvents(delay time.Duration, clk clock.PassiveClock) handler.Eve
 func heldForUs(old, cur client.Object) bool {
 	return old.GetDeletionTimestamp() == nil && cur.GetDeletionTimestamp() != nil &&
 		slices.Contains(cur.GetFinalizers(), musterv1.FinalizerTracking)
+}
+
+// justFailed is whether a pod has just failed: a restart waits on it.
+func justFailed(old, cur client.Object) bool {
+	o, ok1 := old.(*corev1.Pod)
+	c, ok2 := cur.(*corev1.Pod)
+	return ok1 && ok2 && o.Status.Phase != corev1.PodFailed && c.Status.Phase == corev1.PodFailed
 }
 
 // leadingEdge says whether an event is the first of its job within a

@@ -95,3 +95,44 @@ func TestFirstPodGoneIsNotBatched(t *testing.T) {
 		t.Fatalf("a pod gone after a quiet delay: %d queued at once, want 1", n)
 	}
 }
+
+// A pod that has just failed reaches its job at once, its restart waiting on
+// it, when it is the first of the job to fail or go within the delay; later
+// failures within the delay, and a failed pod's further changes, are
+// batched.
+func TestFirstPodFailedIsNotBatched(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
+	h := batchedOwnerEvents(time.Second, clk)
+	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 2).WithDefaults().Obj()
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	fail := func(index int32, oldPhase corev1.PodPhase) int {
+		old := testutil.MakePod(job, "w", index).Obj()
+		old.OwnerReferences = []metav1.OwnerReference{objects.OwnerReference(job)}
+		old.Status.Phase = oldPhase
+		cur := old.DeepCopy()
+		cur.Status = testutil.ExitedStatus(1, "Error", clk.Now())
+		h.Update(context.Background(), event.UpdateEvent{ObjectOld: old, ObjectNew: cur}, q)
+		n := q.Len()
+		for range n {
+			req, _ := q.Get()
+			q.Done(req)
+			q.Forget(req)
+		}
+		return n
+	}
+	if n := fail(0, corev1.PodRunning); n != 1 {
+		t.Fatalf("the first pod failed: %d queued at once, want 1", n)
+	}
+	clk.SetTime(clk.Now().Add(300 * time.Millisecond))
+	if n := fail(1, corev1.PodRunning); n != 0 {
+		t.Fatalf("a second failure within the delay: %d queued at once, want it batched", n)
+	}
+	clk.SetTime(clk.Now().Add(time.Second))
+	if n := fail(0, corev1.PodFailed); n != 0 {
+		t.Fatalf("a change of a pod that had already failed: %d queued at once, want it batched", n)
+	}
+	if n := fail(1, corev1.PodRunning); n != 1 {
+		t.Fatalf("a failure after a quiet delay: %d queued at once, want 1", n)
+	}
+}

@@ -89,7 +89,9 @@ type PodRef struct {
 func Plan(in Input) Result {
 	job := admittedSize(topology.Effective(in.Job), in.Admission)
 	status := workingStatus(job, &in.Job.Status)
-	c := newContext(job, in.Now, in.Pods, status)
+	// A pod that this plan's release removes at once is gone already as far
+	// as its task goes (observe.GoneOnRelease); it is still released below.
+	c := newContext(job, in.Now, present(in.Pods), status)
 	attachPods(status, c.pods)
 	var out Result
 	removeStrays(c, &out)
@@ -153,6 +155,14 @@ func releasable(pods []*corev1.Pod) []PodRef {
 	// In name order, so that the same pods give the same plan.
 	slices.SortFunc(refs, func(a, b PodRef) int { return strings.Compare(a.Name, b.Name) })
 	return refs
+}
+
+// present are the pods that stay once the plan's releases are done.
+func present(pods []*corev1.Pod) []*corev1.Pod {
+	if !slices.ContainsFunc(pods, observe.GoneOnRelease) {
+		return pods
+	}
+	return slices.DeleteFunc(slices.Clone(pods), observe.GoneOnRelease)
 }
 
 // finalize completes the status the plan returns: the /scale fields, and

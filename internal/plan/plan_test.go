@@ -1,6 +1,9 @@
 package plan
 
 import (
+	"slices"
+
+	"k8s.io/utils/ptr"
 	"strconv"
 	"testing"
 	"time"
@@ -53,6 +56,7 @@ func (w *world) podList() []*corev1.Pod {
 func (w *world) step() Result {
 	res := w.plan()
 	w.job.Status = res.Status
+	w.release(res.ReleasePods)
 	for _, d := range res.DeletePods {
 		if p := w.pods[d.Name]; p != nil && p.UID == d.UID {
 			if w.slow[d.Name] && !d.Force {
@@ -72,6 +76,22 @@ func (w *world) step() Result {
 		w.pods[p.Name] = p
 	}
 	return res
+}
+
+// release removes the tracking finalizer, as the API server does: a pod
+// deleted without grace that nothing else holds is then gone; one being
+// deleted gracefully stays until its node confirms.
+func (w *world) release(refs []PodRef) {
+	for _, r := range refs {
+		p := w.pods[r.Name]
+		if p == nil || p.UID != r.UID {
+			continue
+		}
+		p.Finalizers = slices.DeleteFunc(p.Finalizers, func(f string) bool { return f == musterv1.FinalizerTracking })
+		if p.DeletionTimestamp != nil && len(p.Finalizers) == 0 && ptr.Deref(p.DeletionGracePeriodSeconds, -1) == 0 {
+			delete(w.pods, r.Name)
+		}
+	}
 }
 
 func (w *world) setPhase(name string, phase corev1.PodPhase) {
@@ -128,37 +148,35 @@ func TestRestartSequence(t *testing.T) {
 	failed := w.pods["j-w-1"].UID
 	w.exit("j-w-1", 1)
 
-	// 1. The decision is recorded and the failed pod deleted; nothing is
-	// created while it still exists.
+	// 1. The decision is recorded, the failed pod deleted and its
+	// replacement asked for: a finished pod has nothing to stop, so it goes
+	// without grace, once released, and its name is free for the
+	// replacement the moment the delete returns.
 	res := w.plan()
 	if got := res.Status.Restarts; got != (musterv1.RestartCounts{Total: 1, Accountable: 1}) {
 		t.Fatalf("restarts = %+v", got)
 	}
-	if len(res.DeletePods) != 1 || res.DeletePods[0].UID != failed || len(res.CreatePods) != 0 {
-		t.Fatalf("want one delete of %s and no create, got %+v / %d creates", failed, res.DeletePods, len(res.CreatePods))
+	if len(res.DeletePods) != 1 || res.DeletePods[0].UID != failed || !res.DeletePods[0].Force {
+		t.Fatalf("want one delete of %s without grace, got %+v", failed, res.DeletePods)
 	}
-	// A finished pod has nothing to stop: it goes without grace, so its
-	// name is free for the replacement at once.
-	if !res.DeletePods[0].Force {
-		t.Fatalf("a failed pod is deleted with grace: %+v", res.DeletePods[0])
+	if len(res.ReleasePods) != 1 || res.ReleasePods[0].UID != failed {
+		t.Fatalf("want the failed pod released before its deletion, got %+v", res.ReleasePods)
+	}
+	if len(res.CreatePods) != 1 || res.CreatePods[0].Name != "j-w-1" || res.CreatePods[0].Labels[musterv1.LabelTaskAttempt] != "2" {
+		t.Fatalf("want the replacement j-w-1 as task attempt 2 in the same plan, got %d creates", len(res.CreatePods))
 	}
 
-	// 2. The operator crashes after writing status but before deleting:
+	// 2. The operator crashes after writing status but before acting:
 	// replanning from the written status neither loses nor doubles it.
 	w.job.Status = res.Status
 	again := w.plan()
-	if again.Status.Restarts != res.Status.Restarts || len(again.DeletePods) != 1 || again.DeletePods[0].UID != failed {
-		t.Fatalf("replay: restarts %+v deletes %+v", again.Status.Restarts, again.DeletePods)
+	if again.Status.Restarts != res.Status.Restarts || len(again.DeletePods) != 1 || again.DeletePods[0].UID != failed || len(again.CreatePods) != 1 {
+		t.Fatalf("replay: restarts %+v deletes %+v creates %d", again.Status.Restarts, again.DeletePods, len(again.CreatePods))
 	}
 
-	// 3. Delete; once the pod is gone the replacement is created as
-	// attempt 2.
+	// 3. Act: the failed pod is deleted, then the replacement made.
 	w.step()
-	if w.pods["j-w-1"] != nil {
-		t.Fatal("the failed pod must be deleted")
-	}
-	w.step()
-	if w.pods["j-w-1"] == nil || w.pods["j-w-1"].Labels[musterv1.LabelTaskAttempt] != "2" {
+	if w.pods["j-w-1"] == nil || w.pods["j-w-1"].UID == failed || w.pods["j-w-1"].Labels[musterv1.LabelTaskAttempt] != "2" {
 		t.Fatalf("want a replacement pod with task attempt 2, got %+v", w.pods["j-w-1"])
 	}
 	if w.job.Status.Phase != musterv1.PhaseRestarting {

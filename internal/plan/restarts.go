@@ -7,6 +7,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/observe"
 )
 
 // The three scopes of a restart: one task's pod, every task of a role, the
@@ -50,8 +51,19 @@ func (a *applier) restartTask(role *musterv1.Role, ts *musterv1.TaskStatus, pod 
 	}
 	a.out.event(false, musterv1.ReasonTaskRestarting, "restarting "+ts.Pod+" after "+describeExit(exit))
 	if pod != nil {
-		a.out.deletePod(pod, "restart")
+		a.replaceEnded(role, ts, pod)
 	} else {
+		a.createPod(role, ts)
+	}
+}
+
+// replaceEnded deletes the ended instance of a task being restarted and,
+// when that deletion removes it from the API at once (a finished pod is
+// deleted without grace, after the same plan releases it), asks for its
+// replacement in the same plan: the actions delete before they create.
+func (a *applier) replaceEnded(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod) {
+	a.out.deletePod(pod, "restart")
+	if pod.DeletionTimestamp == nil && podFinished(pod) && observe.GoneOnForcedDelete(pod) {
 		a.createPod(role, ts)
 	}
 }

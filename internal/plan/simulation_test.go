@@ -10,9 +10,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -157,7 +159,32 @@ func (s *sim) event() {
 		s.job.Spec.Run.Suspend = &suspended
 		s.job.Generation++
 		s.log = append(s.log, fmt.Sprintf("suspend %v", suspended))
+	case r < 88:
+		// Deleted without grace by someone else: only the tracking
+		// finalizer holds it until the operator releases it.
+		if p := pick(); p != nil && p.DeletionTimestamp == nil && observe.Tracked(p) {
+			p.DeletionTimestamp = new(metav1.NewTime(s.now))
+			p.DeletionGracePeriodSeconds = new(int64(0))
+			s.log = append(s.log, "deleted without grace "+p.Name)
+		}
 	}
+}
+
+// removedAtOnce is whether a plan's own actions take pod out of the API
+// before they create anything: a forced delete of a pod nothing else holds,
+// or the release of a pod deleted without grace.
+func removedAtOnce(res Result, pod *corev1.Pod) bool {
+	for _, d := range res.DeletePods {
+		if d.UID == pod.UID && d.Force && observe.GoneOnForcedDelete(pod) {
+			return true
+		}
+	}
+	for _, r := range res.ReleasePods {
+		if r.UID == pod.UID && observe.GoneOnRelease(pod) {
+			return true
+		}
+	}
+	return false
 }
 
 func ptrTrue(b *bool) bool { return b != nil && *b }
@@ -171,7 +198,7 @@ func (s *sim) reconcile(step int) {
 		s.fatalf("step %d: the same input gave two plans:\n%s", step, cmp.Diff(res, again))
 	}
 	for _, p := range res.CreatePods {
-		if held := s.pods[p.Name]; held != nil {
+		if held := s.pods[p.Name]; held != nil && !removedAtOnce(res, held) {
 			s.fatalf("step %d: creates %s while pod %s (phase %s, deleting %v) holds the name",
 				step, p.Name, held.UID, held.Status.Phase, held.DeletionTimestamp != nil)
 		}
@@ -196,6 +223,7 @@ func (s *sim) reconcile(step int) {
 // apply writes status and carries out the actions, as world.step does.
 func (s *sim) apply(res Result) {
 	s.job.Status = res.Status
+	s.release(res.ReleasePods)
 	for _, d := range res.DeletePods {
 		if p := s.pods[d.Name]; p != nil && p.UID == d.UID {
 			delete(s.pods, d.Name)

@@ -89,7 +89,7 @@ func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep
 	case stepTerminating:
 		a.out.forceIfOverdue(s.pod, role, a.c.now.Time)
 	case stepRemoveEnded:
-		a.out.deletePod(s.pod, "restart")
+		a.replaceEnded(role, ts, s.pod)
 	case stepRunning:
 		ts.State = musterv1.TaskRunning
 	case stepPending:

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/plan/observe"
@@ -87,5 +88,53 @@ func TestRunningPodDeletedIsReleasedAndNotCharged(t *testing.T) {
 	res = w.step()
 	if got := res.Status.Restarts; got.Total != 1 || got.Accountable != 0 {
 		t.Fatalf("restarts = %+v, want one, not charged", got)
+	}
+}
+
+// A running pod deleted without grace is gone the moment the operator
+// releases it: the plan takes it for gone already, records the loss (not
+// charged), releases it and makes the replacement in one go, as the plan
+// after the watch showed it gone would. A pod that something else holds
+// too, or whose deletion has a grace period left, is waited for.
+func TestPodDeletedWithoutGraceIsReplacedInOnePlan(t *testing.T) {
+	start := func(edit func(*corev1.Pod)) (*world, types.UID) {
+		w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 2).
+			RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj())
+		w.runAll()
+		p := w.pods["j-w-0"]
+		p.DeletionTimestamp, p.DeletionGracePeriodSeconds = new(metav1.NewTime(w.now)), new(int64(0))
+		edit(p)
+		return w, p.UID
+	}
+
+	w, old := start(func(*corev1.Pod) {})
+	res := w.plan()
+	if !released(res, "j-w-0") {
+		t.Fatalf("want j-w-0 released, got %+v", res.ReleasePods)
+	}
+	if got := res.Status.Restarts; got.Total != 1 || got.Accountable != 0 {
+		t.Fatalf("restarts = %+v, want the loss counted, not charged", got)
+	}
+	if len(res.CreatePods) != 1 || res.CreatePods[0].Name != "j-w-0" {
+		t.Fatalf("want the replacement of j-w-0 in the same plan, got %d creates", len(res.CreatePods))
+	}
+	w.step()
+	if p := w.pods["j-w-0"]; p == nil || p.UID == old {
+		t.Fatalf("want a new j-w-0 after the release, got %+v", p)
+	}
+	w.setPhase("j-w-0", corev1.PodRunning)
+	res = w.step()
+	if got := res.Status.Restarts; got.Total != 1 || res.Status.Phase != musterv1.PhaseRunning {
+		t.Fatalf("restarts %+v phase %s once the replacement runs: want one, Running", got, res.Status.Phase)
+	}
+
+	for name, edit := range map[string]func(*corev1.Pod){
+		"another finalizer holds it": func(p *corev1.Pod) { p.Finalizers = append(p.Finalizers, "example.com/keep") },
+		"its grace period runs":      func(p *corev1.Pod) { p.DeletionGracePeriodSeconds = new(int64(30)) },
+	} {
+		w, _ := start(edit)
+		if res := w.plan(); len(res.CreatePods) != 0 || res.Status.Restarts.Total != 0 {
+			t.Errorf("%s: %d creates, restarts %+v: want it waited for", name, len(res.CreatePods), res.Status.Restarts)
+		}
 	}
 }

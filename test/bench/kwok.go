@@ -99,6 +99,7 @@ func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, beg
 	if err != nil {
 		return err
 	}
+	profiled := b.profileAPIServer(ctx, ns)
 	start := time.Now()
 	var started sync.Map
 	if err := begin(&started); err != nil {
@@ -106,6 +107,9 @@ func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, beg
 	}
 	last, err := b.track.wait(ctx, ns, start, pods, 30*time.Minute)
 	if err != nil {
+		return err
+	}
+	if err := profiled(); err != nil {
 		return err
 	}
 	out.all = last.Sub(start)

@@ -65,3 +65,26 @@ func Tracked(pod *corev1.Pod) bool {
 func Accountable(pod *corev1.Pod) bool {
 	return Tracked(pod) && (Ended(pod) || pod.DeletionTimestamp != nil)
 }
+
+// GoneOnRelease is whether a pod leaves the API the moment the operator
+// releases it: its deletion was asked without grace (or the kubelet has
+// confirmed it), the tracking finalizer is all that holds it, and it had
+// not ended before, nor was it disrupted, so its deletion is all there is
+// to learn from it. A plan takes such a pod for gone: the plan it makes a
+// moment later, once the watch shows the pod gone, is the same, and the
+// replacement need not wait for that.
+func GoneOnRelease(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0 &&
+		onlyTracking(pod) && !EndedBeforeDeletion(pod) && DeletedByDisruption(pod) == nil
+}
+
+// GoneOnForcedDelete is whether deleting a pod without grace removes it
+// from the API at once: nothing but the tracking finalizer, which the same
+// plan releases first, holds it.
+func GoneOnForcedDelete(pod *corev1.Pod) bool {
+	return len(pod.Finalizers) == 0 || onlyTracking(pod)
+}
+
+func onlyTracking(pod *corev1.Pod) bool {
+	return len(pod.Finalizers) == 1 && pod.Finalizers[0] == musterv1.FinalizerTracking
+}
