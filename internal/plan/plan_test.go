@@ -2,8 +2,6 @@ package plan
 
 import (
 	"slices"
-
-	"k8s.io/utils/ptr"
 	"strconv"
 	"testing"
 	"time"
@@ -11,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/plan/observe"

@@ -55,11 +55,14 @@ func fakePodSpec() corev1.PodSpec {
 
 // side is one side of a scenario, Muster's or the floor's.
 type side struct {
-	all    time.Duration
-	perJob []time.Duration // sorted
-	reqs   requests
-	apiCPU float64
-	opCPU  float64
+	all time.Duration
+	// created and bound are when the last pod was first seen, and first
+	// seen on a node.
+	created, bound time.Duration
+	perJob         []time.Duration // sorted
+	reqs           requests
+	apiCPU         float64
+	opCPU          float64
 	// replaced are delete -> replacement Running, sorted.
 	replaced []time.Duration
 }
@@ -113,6 +116,7 @@ func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, beg
 		return err
 	}
 	out.all = last.Sub(start)
+	out.created, out.bound = b.track.lastOf(b.track.created, ns, start), b.track.lastOf(b.track.bound, ns, start)
 	jobStarts := map[string]time.Time{}
 	started.Range(func(k, v any) bool {
 		jobStarts[k.(string)] = v.(time.Time)

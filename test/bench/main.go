@@ -103,6 +103,7 @@ func run(o options) (err error) {
 	}
 	cfg.FakeNodes, cfg.GPUsPerNode = most/100+2, 8
 	cfg.Out = os.Stderr
+	cfg.Profiling = o.profile > 0
 	if err := devcluster.Down(ctx, cfg); err != nil {
 		return err
 	}

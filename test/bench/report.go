@@ -108,6 +108,8 @@ func (r *report) writeScenarios(b *strings.Builder) {
 		m, f := s.muster, s.floor
 		fmt.Fprintf(b, "### %s: %d jobs x %d pods (load average after: %s)\n\n", s.name, s.jobs, s.perJob, s.load)
 		fmt.Fprintf(b, "| measurement | Muster | floor | ratio |\n|---|---|---|---|\n")
+		fmt.Fprintf(b, "| create -> all pods created | %s | %s | %s |\n", ms(m.created), ms(f.created), ratio(m.created, f.created))
+		fmt.Fprintf(b, "| create -> all pods bound to a node | %s | %s | %s |\n", ms(m.bound), ms(f.bound), ratio(m.bound, f.bound))
 		fmt.Fprintf(b, "| create -> all pods Running | %s | %s | %s |\n", ms(m.all), ms(f.all), ratio(m.all, f.all))
 		if s.jobs > 1 {
 			for _, q := range []float64{0.5, 0.99} {

@@ -14,13 +14,17 @@ import (
 	"k8s.io/client-go/tools/cache"
 )
 
-// tracker records, from a watch, when each pod instance was first seen
-// Running and when it went, so the bench measures without polling the API
-// server it is measuring.
+// tracker records, from a watch, when each pod instance was first seen,
+// first seen bound to a node, and first seen Running, so the bench measures
+// without polling the API server it is measuring, and can say whether pods
+// came late from their creator or from the scheduler.
 type tracker struct {
 	mu      sync.Mutex
 	running map[types.UID]seen
-	changed chan struct{}
+	// created and bound are when each instance was first seen, and first
+	// seen on a node.
+	created, bound map[types.UID]seen
+	changed        chan struct{}
 }
 
 // seen is one pod instance.
@@ -34,12 +38,21 @@ type seen struct {
 const jobLabel = "muster.dev/job-name"
 
 func newTracker(ctx context.Context, cs kubernetes.Interface) (*tracker, error) {
-	t := &tracker{running: map[types.UID]seen{}, changed: make(chan struct{}, 1)}
+	t := &tracker{running: map[types.UID]seen{}, created: map[types.UID]seen{}, bound: map[types.UID]seen{}, changed: make(chan struct{}, 1)}
 	f := informers.NewSharedInformerFactory(cs, 0)
 	inf := f.Core().V1().Pods().Informer()
 	note := func(obj any) {
 		pod, ok := obj.(*corev1.Pod)
-		if !ok || pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
+		if !ok {
+			return
+		}
+		t.mu.Lock()
+		first(t.created, pod)
+		if pod.Spec.NodeName != "" {
+			first(t.bound, pod)
+		}
+		t.mu.Unlock()
+		if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
 			return
 		}
 		t.mu.Lock()
@@ -63,6 +76,27 @@ func newTracker(ctx context.Context, cs kubernetes.Interface) (*tracker, error) 
 		return nil, fmt.Errorf("the pod watch did not sync")
 	}
 	return t, nil
+}
+
+// first records now for the pod in m, unless it is there.
+func first(m map[types.UID]seen, pod *corev1.Pod) {
+	if _, ok := m[pod.UID]; !ok {
+		m[pod.UID] = seen{ns: pod.Namespace, name: pod.Name, job: pod.Labels[jobLabel], at: time.Now()}
+	}
+}
+
+// lastOf is how long after start the last pod instance of ns seen since
+// start was first seen in m.
+func (t *tracker) lastOf(m map[types.UID]seen, ns string, start time.Time) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var last time.Duration
+	for _, s := range m {
+		if s.ns == ns && !s.at.Before(start) {
+			last = max(last, s.at.Sub(start))
+		}
+	}
+	return last
 }
 
 // since are the pod instances of namespace ns seen Running at or after

@@ -104,6 +104,9 @@ type Config struct {
 	Schedulers []string
 	// Kueue runs Kueue's controller manager with its CRDs and webhooks.
 	Kueue bool
+	// Profiling serves the API server's /debug/pprof to its admins (the
+	// benchmark records CPU profiles); off otherwise.
+	Profiling bool
 	// Out receives one progress line per step.
 	Out io.Writer
 	// Command is how the user runs muster-dev (`go run ./tools/musterdev`,

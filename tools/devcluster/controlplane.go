@@ -2,6 +2,7 @@ package devcluster
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -67,7 +68,7 @@ func (c *Config) apiServerArgs() []string {
 		"--allow-privileged=true",
 		"--feature-gates=" + featureGates,
 		"--runtime-config=" + runtimeConfig,
-		"--profiling=false",
+		"--profiling=" + strconv.FormatBool(c.Profiling),
 	}
 }
 
