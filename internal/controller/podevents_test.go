@@ -72,13 +72,7 @@ func TestFirstPodGoneIsNotBatched(t *testing.T) {
 		pod := testutil.MakePod(job, "w", index).Obj()
 		pod.OwnerReferences = []metav1.OwnerReference{objects.OwnerReference(job)}
 		h.Delete(context.Background(), event.DeleteEvent{Object: pod}, q)
-		n := q.Len()
-		for range n {
-			req, _ := q.Get()
-			q.Done(req)
-			q.Forget(req)
-		}
-		return n
+		return drain(q)
 	}
 	if n := gone(a, 0); n != 1 {
 		t.Fatalf("the first pod gone: %d queued at once, want 1", n)
@@ -113,13 +107,7 @@ func TestFirstPodFailedIsNotBatched(t *testing.T) {
 		cur := old.DeepCopy()
 		cur.Status = testutil.ExitedStatus(1, "Error", clk.Now())
 		h.Update(context.Background(), event.UpdateEvent{ObjectOld: old, ObjectNew: cur}, q)
-		n := q.Len()
-		for range n {
-			req, _ := q.Get()
-			q.Done(req)
-			q.Forget(req)
-		}
-		return n
+		return drain(q)
 	}
 	if n := fail(0, corev1.PodRunning); n != 1 {
 		t.Fatalf("the first pod failed: %d queued at once, want 1", n)
@@ -135,4 +123,16 @@ func TestFirstPodFailedIsNotBatched(t *testing.T) {
 	if n := fail(1, corev1.PodRunning); n != 1 {
 		t.Fatalf("a failure after a quiet delay: %d queued at once, want 1", n)
 	}
+}
+
+// drain takes every request queued at once off q and says how many there
+// were.
+func drain(q workqueue.TypedRateLimitingInterface[reconcile.Request]) int {
+	n := q.Len()
+	for range n {
+		req, _ := q.Get()
+		q.Done(req)
+		q.Forget(req)
+	}
+	return n
 }

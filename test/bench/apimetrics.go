@@ -12,7 +12,8 @@ import (
 )
 
 // requests counts the API server's requests by "VERB resource[/sub]",
-// from its apiserver_request_total counter.
+// with " (CODE)" after those it did not answer with success, from its
+// apiserver_request_total counter.
 type requests map[string]float64
 
 // scrapeRequests reads the API server's request counters.
@@ -41,6 +42,11 @@ func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (requests, err
 		key := l["verb"] + " " + l["resource"]
 		if l["subresource"] != "" {
 			key += "/" + l["subresource"]
+		}
+		// A request the API server refused (throttled, timed out, in
+		// conflict) is counted apart: under load, clients retry.
+		if code := l["code"]; code != "" && !strings.HasPrefix(code, "2") {
+			key += " (" + code + ")"
 		}
 		out[key] += v
 	}
@@ -71,7 +77,10 @@ func (r requests) minus(before requests) requests {
 
 // background are writes that go on whatever the bench does: the
 // components' leader-election leases.
-func background(key string) bool { return strings.HasSuffix(key, " leases") }
+func background(key string) bool {
+	f := strings.Fields(key)
+	return len(f) > 1 && f[1] == "leases"
+}
 
 func isWrite(key string) bool {
 	switch strings.Fields(key)[0] {

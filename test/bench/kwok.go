@@ -93,10 +93,9 @@ func (b *bench) runScenario(ctx context.Context, s *scenario) error {
 	return nil
 }
 
-// measure runs begin, which starts the work and says when each job
-// started, waits for every pod to run and for the API server's writes to
-// settle, and fills in what it cost.
-func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, begin func(started *sync.Map) error) error {
+// measure runs begin, which starts the work, waits for every pod to run
+// and for the API server's writes to settle, and fills in what it cost.
+func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, begin func() error) error {
 	api0, op0 := b.apiServer.cpuSeconds(), b.operator.cpuSeconds()
 	reqs0, err := scrapeRequests(ctx, b.cs)
 	if err != nil {
@@ -104,8 +103,7 @@ func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, beg
 	}
 	profiled := b.profileAPIServer(ctx, ns)
 	start := time.Now()
-	var started sync.Map
-	if err := begin(&started); err != nil {
+	if err := begin(); err != nil {
 		return err
 	}
 	last, err := b.track.wait(ctx, ns, start, pods, 30*time.Minute)
@@ -117,12 +115,7 @@ func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, beg
 	}
 	out.all = last.Sub(start)
 	out.created, out.bound = b.track.lastOf(b.track.created, ns, start), b.track.lastOf(b.track.bound, ns, start)
-	jobStarts := map[string]time.Time{}
-	started.Range(func(k, v any) bool {
-		jobStarts[k.(string)] = v.(time.Time)
-		return true
-	})
-	out.perJob = b.track.perJob(ns, start, jobStarts)
+	out.perJob = b.track.perJob(ns, start)
 	reqs, err := b.settle(ctx)
 	if err != nil {
 		return err
@@ -167,14 +160,13 @@ func (b *bench) musterSide(ctx context.Context, s *scenario) error {
 	if err := b.namespace(ctx, ns); err != nil {
 		return err
 	}
-	err := b.measure(ctx, ns, s.jobs*s.perJob, &s.muster, func(started *sync.Map) error {
+	err := b.measure(ctx, ns, s.jobs*s.perJob, &s.muster, func() error {
 		var mu sync.Mutex
 		var createErr error
 		workqueue.ParallelizeUntil(ctx, 16, s.jobs, func(i int) {
 			job := testutil.MakeJob(jobName(i), ns).Role("worker", int32(s.perJob)).
 				RestartPolicy(musterv1.RestartPolicyOnFailure).
 				Template(func(p *corev1.PodTemplateSpec) { p.Spec = fakePodSpec() }).Obj()
-			started.Store(job.Name, time.Now())
 			if err := b.c.Create(ctx, job); err != nil {
 				mu.Lock()
 				createErr = err
@@ -212,17 +204,15 @@ func (b *bench) floorSide(ctx context.Context, s *scenario) error {
 	}
 	// Each job's Service, then its pods, as items for the creators.
 	per := s.perJob + 1
-	err := b.measure(ctx, ns, s.jobs*s.perJob, &s.floor, func(started *sync.Map) error {
+	err := b.measure(ctx, ns, s.jobs*s.perJob, &s.floor, func() error {
 		var mu sync.Mutex
 		var createErr error
 		workqueue.ParallelizeUntil(ctx, floorCreators, s.jobs*per, func(k int) {
 			job, item := jobName(k/per), k%per
 			var err error
 			if item == 0 {
-				started.LoadOrStore(job, time.Now())
 				_, err = b.floorCS.CoreV1().Services(ns).Create(ctx, floorService(job), metav1.CreateOptions{})
 			} else {
-				started.LoadOrStore(job, time.Now())
 				_, err = b.floorCS.CoreV1().Pods(ns).Create(ctx, floorPod(job, item-1), metav1.CreateOptions{})
 			}
 			if err != nil {

@@ -139,20 +139,20 @@ func (t *tracker) wait(ctx context.Context, ns string, start time.Time, n int, t
 	}
 }
 
-// perJob is, for each job of ns, how long after its start its last pod
-// seen since start was Running.
-func (t *tracker) perJob(ns string, start time.Time, started map[string]time.Time) []time.Duration {
+// perJob is, for each job of ns, how long after start (when all the jobs
+// were asked for at once) its last pod seen since start was Running. Both
+// sides are timed from the same moment: a job waits for its creator,
+// Muster's operator or the floor's creators, as much as for the cluster.
+func (t *tracker) perJob(ns string, start time.Time) []time.Duration {
 	last := map[string]time.Time{}
 	for _, s := range t.since(ns, start) {
 		if s.at.After(last[s.job]) {
 			last[s.job] = s.at
 		}
 	}
-	var out []time.Duration
-	for job, at := range last {
-		if t0, ok := started[job]; ok {
-			out = append(out, at.Sub(t0))
-		}
+	out := make([]time.Duration, 0, len(last))
+	for _, at := range last {
+		out = append(out, at.Sub(start))
 	}
 	sortDurations(out)
 	return out
