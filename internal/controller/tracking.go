@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
@@ -34,6 +35,7 @@ func (r *Reconciler) releasePods(ctx context.Context, namespace string, refs []p
 	if len(refs) == 0 {
 		return nil
 	}
+	log := ctrl.LoggerFrom(ctx)
 	var mu sync.Mutex
 	var errs []error
 	workqueue.ParallelizeUntil(ctx, r.opts.CreateWorkers, len(refs), func(i int) {
@@ -44,10 +46,13 @@ func (r *Reconciler) releasePods(ctx context.Context, namespace string, refs []p
 		defer mu.Unlock()
 		switch {
 		case err == nil:
+			log.V(2).Info("Released pod", "pod", ref.Name, "uid", ref.UID)
 			podActions.WithLabelValues("release", "ok").Inc()
 		case apierrors.IsNotFound(err), apierrors.IsConflict(err), apierrors.IsInvalid(err):
 			// Gone, or another instance holds the name now (its UID does
 			// not match the patch's).
+			log.V(2).Info("Pod not released", "pod", ref.Name, "uid", ref.UID, "reason", apierrors.ReasonForError(err), "error", err.Error())
+			podActions.WithLabelValues("release", "gone").Inc()
 		default:
 			podActions.WithLabelValues("release", "error").Inc()
 			errs = append(errs, fmt.Errorf("releasing pod %s: %w", ref.Name, err))

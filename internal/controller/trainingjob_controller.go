@@ -177,6 +177,10 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, err
 		}
 	}
+	if log := log.V(3); log.Enabled() {
+		log.Info("Planned", "attempt", res.Status.Attempt, "pods", podStates(pods), "create", len(res.CreatePods),
+			"delete", len(res.DeletePods), "release", len(res.ReleasePods), "statusWritten", written)
+	}
 	r.record(job, before, res)
 	if r.opts.ActGate != nil {
 		if err := r.opts.ActGate(job, res); err != nil {
@@ -270,4 +274,20 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return b.WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
 		Named("trainingjob").
 		Complete(r)
+}
+
+// podStates says, for the log, what a plan saw of each pod.
+func podStates(pods []*corev1.Pod) []string {
+	out := make([]string, 0, len(pods))
+	for _, p := range pods {
+		s := fmt.Sprintf("%s/%s/%s", p.Name, p.UID[:min(8, len(p.UID))], p.Status.Phase)
+		if p.DeletionTimestamp != nil {
+			s += "/deleting"
+		}
+		if observe.Tracked(p) {
+			s += "/tracked"
+		}
+		out = append(out, s)
+	}
+	return out
 }

@@ -139,8 +139,28 @@ func Plan(in Input) Result {
 	applyGang(in.Gang, in.Job, in.Pods, &out, c.now)
 	applyAdmission(in.Admission, &out)
 	out.ReleasePods = releasable(in.Pods)
+	finishStranded(in.Pods, &out)
 	return out
 }
+
+// finishStranded deletes again every pod whose deletion without grace was
+// cut off half way (observe.DeletionStranded): nothing else would.
+func finishStranded(pods []*corev1.Pod, out *Result) {
+	var stranded []PodDeletion
+	for _, pod := range pods {
+		if !observe.DeletionStranded(pod) || slices.ContainsFunc(out.DeletePods, func(d PodDeletion) bool { return d.UID == pod.UID }) {
+			continue
+		}
+		stranded = append(stranded, PodDeletion{Name: pod.Name, UID: pod.UID, Reason: DeleteReasonStranded, Force: true})
+	}
+	// In name order, so that the same pods give the same plan.
+	slices.SortFunc(stranded, func(a, b PodDeletion) int { return strings.Compare(a.Name, b.Name) })
+	out.DeletePods = append(out.DeletePods, stranded...)
+}
+
+// DeleteReasonStranded is the reason of a deletion asked again because
+// the first stopped half way.
+const DeleteReasonStranded = "deletion interrupted"
 
 // releasable are the tracked pods whose end this plan has taken into
 // account: every plan reads every pod of the job, so once its status is

@@ -53,6 +53,8 @@ func simJobs() map[string]*musterv1.TrainingJob {
 //   - accountable restarts never exceed the backoff limit;
 //   - a finished job stays finished and never creates a pod;
 //   - the same input always gives the same plan.
+//
+// A crash can also cut a forced delete half way (applyCut).
 func TestSimulation(t *testing.T) {
 	for name, job := range simJobs() {
 		for seed := uint64(1); seed <= 25; seed++ {
@@ -214,8 +216,15 @@ func (s *sim) reconcile(step int) {
 	case 1:
 		s.job.Status = res.Status
 		s.log = append(s.log, "crash between the status write and the actions")
+	case 2:
+		s.applyCut(res)
 	default:
 		s.apply(res)
+		for _, p := range s.pods {
+			if observe.DeletionStranded(p) {
+				s.fatalf("step %d: pod %s stays marked deleting with nothing to remove it", step, p.Name)
+			}
+		}
 	}
 	s.check(step, wasFinished)
 }
@@ -235,6 +244,28 @@ func (s *sim) apply(res Result) {
 		p.Status.Phase = corev1.PodPending
 		s.pods[p.Name] = p
 	}
+}
+
+// applyCut acts like apply until the first forced delete the API server
+// carries out in two steps, and crashes between them: the pod stays marked
+// deleting, with nothing to hold or remove it.
+func (s *sim) applyCut(res Result) {
+	s.job.Status = res.Status
+	s.release(res.ReleasePods)
+	for _, d := range res.DeletePods {
+		p := s.pods[d.Name]
+		if p == nil || p.UID != d.UID {
+			continue
+		}
+		if d.Force && len(p.Finalizers) == 0 && p.DeletionTimestamp == nil {
+			p.DeletionTimestamp = new(metav1.NewTime(s.now))
+			p.DeletionGracePeriodSeconds = new(int64(0))
+			s.log = append(s.log, "crash in the forced delete of "+p.Name)
+			return
+		}
+		delete(s.pods, d.Name)
+	}
+	s.log = append(s.log, "crash before the creates")
 }
 
 func (s *sim) check(step int, wasFinished bool) {

@@ -138,3 +138,58 @@ func TestPodDeletedWithoutGraceIsReplacedInOnePlan(t *testing.T) {
 		}
 	}
 }
+
+// A deletion without grace that stopped half way (the API server marked
+// the pod deleting, and the operator that asked was killed before the pod
+// was removed) leaves a pod nothing holds and nothing removes: the plan
+// asks for the deletion again, once, and the task is replaced once it is
+// gone.
+func TestStrandedDeletionIsFinished(t *testing.T) {
+	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 2).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj())
+	w.runAll()
+	w.exit("j-w-1", 137)
+	failed := w.pods["j-w-1"].UID
+	res := w.plan()
+	w.job.Status = res.Status
+	// Released, then the delete's first half only.
+	w.release(res.ReleasePods)
+	p := w.pods["j-w-1"]
+	if p == nil || p.UID != failed || observe.Tracked(p) {
+		t.Fatalf("want the failed pod released and still there, got %+v", p)
+	}
+	p.DeletionTimestamp, p.DeletionGracePeriodSeconds = new(metav1.NewTime(w.now)), new(int64(0))
+
+	res = w.plan()
+	var again []PodDeletion
+	for _, d := range res.DeletePods {
+		if d.UID == failed {
+			again = append(again, d)
+		}
+	}
+	if len(again) != 1 || !again[0].Force || again[0].Reason != DeleteReasonStranded {
+		t.Fatalf("want the stranded pod deleted again once, without grace; deletes %+v", res.DeletePods)
+	}
+	if res.Status.Restarts.Total != 1 {
+		t.Fatalf("the restart is charged once: restarts %+v", res.Status.Restarts)
+	}
+	w.step()
+	w.step()
+	if q := w.pods["j-w-1"]; q == nil || q.UID == failed {
+		t.Fatalf("want j-w-1 replaced, got %+v", q)
+	}
+	if w.job.Status.Restarts.Total != 1 {
+		t.Fatalf("restarts %+v, want 1", w.job.Status.Restarts)
+	}
+
+	// A pod marked deleting that another finalizer holds is its owner's
+	// business, not a stranded deletion.
+	held := w.pods["j-w-0"]
+	held.Finalizers = []string{"example.com/hold"}
+	held.DeletionTimestamp, held.DeletionGracePeriodSeconds = new(metav1.NewTime(w.now)), new(int64(0))
+	for _, d := range w.plan().DeletePods {
+		if d.UID == held.UID && d.Reason == DeleteReasonStranded {
+			t.Fatalf("a pod another finalizer holds was deleted again: %+v", d)
+		}
+	}
+}

@@ -44,7 +44,7 @@ func startOperator(t *testing.T, kubeconfig string, extra ...string) *operator {
 			"--metrics-bind-address=0",
 			"--health-probe-bind-address=0",
 			// Pod deletions and their reasons, for the report of a failure.
-			"--zap-log-level=2",
+			"--zap-log-level=3",
 		}, extra...),
 	}
 	if err := o.start(); err != nil {

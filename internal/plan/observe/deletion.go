@@ -85,6 +85,17 @@ func GoneOnForcedDelete(pod *corev1.Pod) bool {
 	return len(pod.Finalizers) == 0 || onlyTracking(pod)
 }
 
+// DeletionStranded is whether a pod's deletion without grace stopped half
+// way: the API server deletes such a pod in two steps (it marks the pod
+// deleting, then removes it), and a client that goes away between them,
+// an operator killed mid-request, leaves it marked, with nothing to hold it
+// and nothing left to remove it but its node's kubelet, which may be gone
+// too. Asking for the deletion again completes it at once.
+func DeletionStranded(pod *corev1.Pod) bool {
+	return pod.DeletionTimestamp != nil && pod.DeletionGracePeriodSeconds != nil && *pod.DeletionGracePeriodSeconds == 0 &&
+		len(pod.Finalizers) == 0
+}
+
 func onlyTracking(pod *corev1.Pod) bool {
 	return len(pod.Finalizers) == 1 && pod.Finalizers[0] == musterv1.FinalizerTracking
 }
