@@ -35,6 +35,7 @@ type flags struct {
 	concurrentReconciles    int
 	createWorkers           int
 	podEventBatch           time.Duration
+	statusBatch             time.Duration
 	metricsAddr, healthAddr string
 	metricsSecure           bool
 	metricsCertDir          string
@@ -74,6 +75,7 @@ func parseFlags() *flags {
 	flag.IntVar(&f.concurrentReconciles, "concurrent-reconciles", 50, "jobs reconciled at the same time")
 	flag.IntVar(&f.createWorkers, "pod-create-workers", 32, "pod creates or deletes one job issues in parallel")
 	flag.DurationVar(&f.podEventBatch, "pod-event-batch", time.Second, "how long pod changes are gathered before their job is reconciled")
+	flag.DurationVar(&f.statusBatch, "status-batch", 10*time.Second, "how long a job status that only shows progress (tasks starting, ready counts) may wait for the next write; phases, conditions, ends and restarts are written at once; 0 writes every change")
 	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 disables it")
 	// Metrics tell who runs what where; by default only a client the API
 	// server authenticates and authorizes (get on the non-resource URL
@@ -170,6 +172,7 @@ func run(f *flags) error {
 		MaxConcurrentReconciles: f.concurrentReconciles,
 		CreateWorkers:           f.createWorkers,
 		PodEventBatch:           f.podEventBatch,
+		StatusBatch:             f.statusBatch,
 		ExpectationTimeout:      time.Minute,
 		StatusClient:            statusClient,
 		Gang:                    gangs,

@@ -21,7 +21,7 @@ var (
 	}, []string{"outcome", "reason"})
 	statusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "muster_status_writes_total",
-		Help: "TrainingJob status writes, by result (ok, conflict, error).",
+		Help: "TrainingJob status writes, by result (ok, conflict, error; deferred: progress left for a later write).",
 	}, []string{"result"})
 	expectationWaits = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "muster_expectation_waits_total",

@@ -46,6 +46,11 @@ type Options struct {
 	// PodEventBatch is how long after a pod changes its job is reconciled,
 	// so that many pods' changes make one reconcile and one status write.
 	PodEventBatch time.Duration
+	// StatusBatch is how long a status that only shows progress (tasks
+	// starting, counts; plan.ProgressOnly) may wait for the next write,
+	// so that a starting job's pods make one write, not one per batch of
+	// pod events. Zero writes every change at once.
+	StatusBatch time.Duration
 	// Clock is the time source; tests pass a fake one.
 	Clock clock.PassiveClock
 	// APIReader reads from the API server, not the cache: the check that a
@@ -94,6 +99,8 @@ type Reconciler struct {
 	// plan: nothing in the cluster records them.
 	failuresMu sync.Mutex
 	failures   map[types.NamespacedName]refusals
+	// progress is when each job's plans first left progress unwritten.
+	progress *pendingProgress
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -102,7 +109,7 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
 	opts.defaults(c)
 	return &Reconciler{client: c, recorder: recorder, opts: opts, expect: newExpectations(opts.ExpectationTimeout),
-		failures: map[types.NamespacedName]refusals{}}
+		failures: map[types.NamespacedName]refusals{}, progress: newPendingProgress(opts.StatusBatch)}
 }
 
 // +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs,verbs=get;list;watch;patch;delete
@@ -120,6 +127,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := r.client.Get(ctx, req.NamespacedName, job); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.takeFailures(req.NamespacedName, nil)
+			r.progress.forget(req.NamespacedName)
 			r.expect.pruneExpired(r.opts.Clock.Now())
 			return ctrl.Result{}, r.releaseOrphans(ctx, req.NamespacedName)
 		}
@@ -132,6 +140,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// references.
 		r.expect.forget(job.UID)
 		r.takeFailures(req.NamespacedName, nil)
+		r.progress.forget(req.NamespacedName)
 		return ctrl.Result{}, r.releaseOrphans(ctx, req.NamespacedName)
 	}
 
@@ -161,6 +170,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now),
 		CreateFailures: r.takeFailures(req.NamespacedName, job), Gang: gangIn, Admission: admission, TensorBoard: tensorBoard})
 	before := job.Status.DeepCopy()
+	if wait, ok := r.progress.hold(job, res, now); ok {
+		// Only progress: a later write carries it. Nothing is acted on
+		// but what the plan keeps as it is (plan.ProgressOnly).
+		statusWrites.WithLabelValues("deferred").Inc()
+		res.Status = *before
+		res.RequeueAfter = soonest(res.RequeueAfter, wait)
+	}
 	written, err := r.writeStatus(ctx, job, res.Status)
 	if err != nil {
 		if apierrors.IsConflict(err) {

@@ -90,11 +90,28 @@ func isWrite(key string) bool {
 	return false
 }
 
-// writes are the requests that change something, less the background.
+// refused is whether a key counts requests the API server turned down.
+func refused(key string) bool {
+	return strings.HasSuffix(key, ")")
+}
+
+// writes are the requests that changed something, less the background.
 func (r requests) writes() float64 {
 	var n float64
 	for k, v := range r {
-		if isWrite(k) {
+		if isWrite(k) && !refused(k) {
+			n += v
+		}
+	}
+	return n
+}
+
+// refusedWrites are the write requests the API server turned down: they
+// changed nothing, but cost it work.
+func (r requests) refusedWrites() float64 {
+	var n float64
+	for k, v := range r {
+		if isWrite(k) && refused(k) {
 			n += v
 		}
 	}

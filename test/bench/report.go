@@ -102,7 +102,9 @@ func (r *report) writeScenarios(b *strings.Builder) {
 	fmt.Fprintf(b, "first seen on a node, first seen Running), from the moment all the jobs are asked for, on both\n")
 	fmt.Fprintf(b, "sides: a job waits for its creator as much as for the cluster. API requests from kube-apiserver's `apiserver_request_total`, counted until the writes\n")
 	fmt.Fprintf(b, "settle (every client's: the scheduler's bindings, KWOK's status updates, the endpoint controllers';\n")
-	fmt.Fprintf(b, "not the components' lease renewals, which go on regardless);\n")
+	fmt.Fprintf(b, "not the components' lease renewals, which go on regardless); writes are the accepted ones, and the\n")
+	fmt.Fprintf(b, "requests the API server refused (throttled, invalid, in conflict) are counted apart: they change\n")
+	fmt.Fprintf(b, "nothing; under load most are KWOK starting a pod it has already started (422: a second pod IP);\n")
 	fmt.Fprintf(b, "CPU from /proc. A replacement is one pod of each of the first jobs deleted with grace 0; the floor\n")
 	fmt.Fprintf(b, "recreates a pod as soon as its watch sees it gone.\n\n")
 	for _, s := range r.scenarios {
@@ -120,6 +122,8 @@ func (r *report) writeScenarios(b *strings.Builder) {
 		}
 		mw, fw := m.reqs.writes()/float64(s.jobs), f.reqs.writes()/float64(s.jobs)
 		fmt.Fprintf(b, "| API writes per job, all clients | %.1f | %.1f | %s |\n", mw, fw, ratioF(mw, fw))
+		mr, fr := m.reqs.refusedWrites()/float64(s.jobs), f.reqs.refusedWrites()/float64(s.jobs)
+		fmt.Fprintf(b, "| write requests refused per job (throttled, invalid, in conflict) | %.1f | %.1f | - |\n", mr, fr)
 		fmt.Fprintf(b, "| kube-apiserver CPU | %.1f s | %.1f s | %s |\n", m.apiCPU, f.apiCPU, ratioF(m.apiCPU, f.apiCPU))
 		fmt.Fprintf(b, "| operator CPU | %.1f s (%.1f ms per job) | - | - |\n", m.opCPU, 1000*m.opCPU/float64(s.jobs))
 		if len(m.replaced) > 0 {

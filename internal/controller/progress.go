@@ -1,0 +1,87 @@
+package controller
+
+import (
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan"
+)
+
+// pendingProgress remembers, for each job whose plans showed only
+// progress (plan.ProgressOnly), since when that progress waits to be
+// written. A starting job's pods are seen, scheduled and started in
+// several batches of pod events; each would otherwise cost a status
+// write, and a TrainingJob status write costs the API server several times
+// a pod's. A job is in the map only while it has unwritten progress.
+type pendingProgress struct {
+	window time.Duration
+
+	mu    sync.Mutex
+	since map[types.NamespacedName]progressSince
+}
+
+// progressSince is when a job's progress was first left unwritten; the
+// UID tells a job made again under the same name from its predecessor.
+type progressSince struct {
+	uid types.UID
+	at  time.Time
+}
+
+func newPendingProgress(window time.Duration) *pendingProgress {
+	return &pendingProgress{window: window, since: map[types.NamespacedName]progressSince{}}
+}
+
+// hold says whether the plan's status may wait, and for how long at
+// most: it may when it differs from the written one by progress only,
+// until the window has passed since progress was first left unwritten.
+func (p *pendingProgress) hold(job *musterv1.TrainingJob, res plan.Result, now time.Time) (time.Duration, bool) {
+	if p.window <= 0 {
+		return 0, false
+	}
+	key := client.ObjectKeyFromObject(job)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if equality.Semantic.DeepEqual(job.Status, res.Status) || !plan.ProgressOnly(job, res) {
+		// Nothing to write, or something that must be written now: the
+		// write carries the progress too.
+		delete(p.since, key)
+		return 0, false
+	}
+	s, ok := p.since[key]
+	if !ok || s.uid != job.UID {
+		s = progressSince{uid: job.UID, at: now}
+		p.since[key] = s
+	}
+	if left := s.at.Add(p.window).Sub(now); left > 0 {
+		return left, true
+	}
+	delete(p.since, key)
+	return 0, false
+}
+
+// forget drops a job that is gone or going.
+func (p *pendingProgress) forget(key types.NamespacedName) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.since, key)
+}
+
+// soonest is the earlier of two requeue delays, zero meaning none.
+func soonest(a, b time.Duration) time.Duration {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+// size is how many jobs have progress held.
+func (p *pendingProgress) size() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.since)
+}

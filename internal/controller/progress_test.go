@@ -1,0 +1,89 @@
+package controller
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+)
+
+// A starting job's progress waits up to the batch window for the next
+// write; the job becoming Running is written at once, with it.
+func TestProgressWaitsForTheBatch(t *testing.T) {
+	h := newHarness(t, twoWorkers(), interceptor.Funcs{}, Options{StatusBatch: 5 * time.Second})
+	clk := h.r.opts.Clock.(*clocktesting.FakePassiveClock)
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if h.statusWrites != 1 || h.creates != 2 {
+		t.Fatalf("the first plan writes, then creates: %d writes, %d creates", h.statusWrites, h.creates)
+	}
+
+	// The pods are seen: their tasks go Pending, which can wait.
+	res, err := h.reconcile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.statusWrites != 1 {
+		t.Fatalf("progress alone was written at once: %d writes", h.statusWrites)
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > 5*time.Second {
+		t.Fatalf("want a requeue within the window, got %v", res.RequeueAfter)
+	}
+	// Still within the window: still waiting.
+	clk.SetTime(clk.Now().Add(3 * time.Second))
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if h.statusWrites != 1 {
+		t.Fatalf("written within the window: %d writes", h.statusWrites)
+	}
+	// The window has passed since the progress was first held: written.
+	clk.SetTime(clk.Now().Add(2 * time.Second))
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if h.statusWrites != 2 {
+		t.Fatalf("progress held past the window: %d writes", h.statusWrites)
+	}
+	if got := h.job().Status.Roles[0].Pending; got != 2 {
+		t.Fatalf("pending = %d, want 2", got)
+	}
+
+	// One pod runs: progress, held again. Both run: the job is Running,
+	// written at once.
+	run := func(name string) {
+		pod := &corev1.Pod{}
+		if err := h.c.Get(context.Background(), types.NamespacedName{Namespace: h.key.Namespace, Name: name}, pod); err != nil {
+			t.Fatal(err)
+		}
+		pod.Status.Phase = corev1.PodRunning
+		if err := h.c.Status().Update(context.Background(), pod); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("j-worker-0")
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if h.statusWrites != 2 {
+		t.Fatalf("one pod running was written at once: %d writes", h.statusWrites)
+	}
+	run("j-worker-1")
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	job := h.job()
+	if h.statusWrites != 3 || job.Status.Phase != musterv1.PhaseRunning || job.Status.Roles[0].Running != 2 {
+		t.Fatalf("the job Running is written at once: %d writes, phase %s, running %d", h.statusWrites, job.Status.Phase, job.Status.Roles[0].Running)
+	}
+	if h.r.progress.size() != 0 {
+		t.Fatalf("a written job still has held progress")
+	}
+}

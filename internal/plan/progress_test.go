@@ -1,0 +1,46 @@
+package plan
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+func TestProgressOnly(t *testing.T) {
+	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 3).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).Scalable(1, 5).WithDefaults().Obj())
+	progress := func(what string, want bool) {
+		t.Helper()
+		res := w.plan()
+		if got := ProgressOnly(w.job, res); got != want {
+			t.Fatalf("%s: ProgressOnly = %v, want %v (status %+v)", what, got, want, res.Status)
+		}
+		w.job.Status = res.Status
+	}
+
+	progress("the first plan creates the pods", false)
+	w.step()
+	progress("the pods are seen, their tasks Pending", true)
+	w.setPhase("j-w-0", corev1.PodRunning)
+	progress("one of three Running", true)
+	progress("nothing new", true)
+	w.setPhase("j-w-1", corev1.PodRunning)
+	w.setPhase("j-w-2", corev1.PodRunning)
+	progress("all Running: the job is Running", false)
+
+	w.job.Spec.Scaling.Replicas = new(int32(5))
+	w.job.Generation++
+	progress("a scale-up creates pods", false)
+	w.step()
+	progress("the new pods Pending", true)
+	w.setPhase("j-w-3", corev1.PodRunning)
+	progress("one new pod Running", true)
+	w.setPhase("j-w-4", corev1.PodRunning)
+	progress("both Running: the scale-up is done", false)
+
+	w.exit("j-w-1", 1)
+	progress("a pod failed: a restart", false)
+}
