@@ -108,6 +108,10 @@ func TestSnapshotPhases(t *testing.T) {
 	r.sandbox.ready, r.initDone, r.podIP = true, true, "10.0.0.2"
 	r.mains[0].state = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	r.mains[0].ready = true
+	if s := r.snapshot(); s.Status.Phase != corev1.PodPending {
+		t.Fatalf("one of two started: want Pending as the kubelet reports it, got %s", s.Status.Phase)
+	}
+	r.mains[1].state = corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
 	s := r.snapshot()
 	if s.Status.Phase != corev1.PodRunning || s.Status.PodIP != "10.0.0.2" || cond(s, corev1.PodReady) != corev1.ConditionFalse {
 		t.Fatalf("one of two ready: %+v", s.Status)
@@ -119,6 +123,13 @@ func TestSnapshotPhases(t *testing.T) {
 	if s := r.snapshot(); cond(s, corev1.PodReady) != corev1.ConditionTrue {
 		t.Fatalf("all ready: %+v", s.Status.Conditions)
 	}
+	// A container waiting to be restarted has run: the pod stays Running.
+	r.mains[1].last = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
+	r.mains[1].state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
+	if s := r.snapshot(); s.Status.Phase != corev1.PodRunning {
+		t.Fatalf("one container restarting: want Running, got %s", s.Status.Phase)
+	}
+	r.mains[1].last = corev1.ContainerState{}
 	for i, code := range []int32{0, 3} {
 		r.mains[i].ready = false
 		r.mains[i].state = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}

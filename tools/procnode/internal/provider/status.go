@@ -107,13 +107,22 @@ func (r *podRun) containersReady() bool {
 }
 
 // currentPhase derives the phase from the containers unless the pod has
-// already reached a terminal phase.
+// already reached a terminal phase. As the kubelet does, a pod stays
+// Pending until every app container has started once: a controller that
+// sees Running may take the process for started, and after a node restart
+// a container whose status never left Waiting is started afresh, not
+// reported lost.
 func (r *podRun) currentPhase() corev1.PodPhase {
 	if r.phase == corev1.PodSucceeded || r.phase == corev1.PodFailed {
 		return r.phase
 	}
 	if !r.initDone {
 		return corev1.PodPending
+	}
+	for _, c := range r.mains {
+		if c.state.Waiting != nil && c.last.Terminated == nil {
+			return corev1.PodPending
+		}
 	}
 	return corev1.PodRunning
 }
