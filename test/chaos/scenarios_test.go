@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -180,9 +181,32 @@ func (d *driver) waitRunning(name string, n int, check func(corev1.Pod) bool) ([
 		return true, nil
 	})
 	if err != nil {
-		return pods, fmt.Errorf("job %s: waiting for %d running pods: %w (%d live)", name, n, err, len(pods))
+		// The last poll may have failed with the poll's own deadline: look
+		// once more, so the error tells what the pods were doing.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(d.ctx), 10*time.Second)
+		defer cancel()
+		if live, lerr := d.livePods(ctx, name); lerr == nil {
+			pods = live
+		}
+		return pods, fmt.Errorf("job %s: waiting for %d running pods: %w (live: %s)", name, n, err, describePods(pods))
 	}
 	return pods, nil
+}
+
+// describePods says where each pod is: name, phase and node.
+func describePods(pods []corev1.Pod) string {
+	if len(pods) == 0 {
+		return "none"
+	}
+	out := make([]string, 0, len(pods))
+	for _, p := range pods {
+		node := p.Spec.NodeName
+		if node == "" {
+			node = "unscheduled"
+		}
+		out = append(out, fmt.Sprintf("%s %.8s %s on %s", p.Name, p.UID, p.Status.Phase, node))
+	}
+	return strings.Join(out, ", ")
 }
 
 // exit makes a fake node's pod end with code, as its kubelet would report
