@@ -90,6 +90,21 @@ func TestControlPlaneRestarts(t *testing.T) {
 	if err := <-disrupted; err != nil {
 		t.Fatal(err)
 	}
+	// The monitor's own watch is cut with the API server's and comes back
+	// after its client's back-off: a pod made and removed meanwhile (a
+	// task that failed and was replaced) is never seen. So the pods it
+	// counts may fall short of the undisturbed run's, never exceed them.
+	for name, w := range want {
+		g, ok := got[name]
+		if !ok {
+			continue
+		}
+		if g.Pods > w.Pods {
+			t.Errorf("%s: %d pods made, more than the undisturbed run's %d", name, g.Pods, w.Pods)
+		}
+		g.Pods = w.Pods
+		got[name] = g
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("the jobs ended differently from the undisturbed run (-want +got):\n%s", diff)
 	}
