@@ -71,14 +71,6 @@ func (p *pendingProgress) forget(key types.NamespacedName) {
 	delete(p.since, key)
 }
 
-// soonest is the earlier of two requeue delays, zero meaning none.
-func soonest(a, b time.Duration) time.Duration {
-	if a <= 0 || (b > 0 && b < a) {
-		return b
-	}
-	return a
-}
-
 // size is how many jobs have progress held.
 func (p *pendingProgress) size() int {
 	p.mu.Lock()

@@ -175,7 +175,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		// but what the plan keeps as it is (plan.ProgressOnly).
 		statusWrites.WithLabelValues("deferred").Inc()
 		res.Status = *before
-		res.RequeueAfter = soonest(res.RequeueAfter, wait)
+		res.RequeueWithin(wait)
 	}
 	written, err := r.writeStatus(ctx, job, res.Status)
 	if err != nil {

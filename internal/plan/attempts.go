@@ -70,7 +70,7 @@ func holdForDelay(c *planContext, st *musterv1.TrainingJobStatus, out *Result) b
 		return false
 	}
 	if left := t.Sub(c.now.Time); left > 0 {
-		out.requeue(left)
+		out.RequeueWithin(left)
 		return true
 	}
 	st.NextAttemptTime = nil

@@ -42,7 +42,7 @@ func autoscaleStep(c *planContext, st *musterv1.TrainingJobStatus, sample *Throu
 		// A resize decided and recorded earlier has not reached the spec
 		// (the operator died, or the update conflicted): make it again.
 		out.Scale = new(state.Replicas)
-		out.requeue(time.Second)
+		out.RequeueWithin(time.Second)
 		return
 	}
 	running, pending := scalablePods(c)
@@ -63,7 +63,7 @@ func autoscaleStep(c *planContext, st *musterv1.TrainingJobStatus, sample *Throu
 		out.event(false, musterv1.ReasonAutoscaling, d.Event)
 	}
 	if d.State.Phase != autoscale.PhaseStopped {
-		out.requeue(SampleInterval(c.job))
+		out.RequeueWithin(SampleInterval(c.job))
 	}
 }
 

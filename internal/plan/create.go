@@ -62,7 +62,7 @@ func createFailures(failures []CreateFailure, out *Result) (verdict, []blocked) 
 	}
 	if len(held) > 0 {
 		out.event(true, held[0].reason, held[0].message)
-		out.requeue(createRetry)
+		out.RequeueWithin(createRetry)
 	}
 	return v, held
 }

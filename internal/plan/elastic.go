@@ -49,7 +49,7 @@ func checkElasticSize(c *planContext, st *musterv1.TrainingJobStatus, v verdict,
 		timeout = time.Duration(t) * time.Second
 	}
 	if left := es.BelowMinSince.Add(timeout).Sub(c.now.Time); left > 0 {
-		out.requeue(left)
+		out.RequeueWithin(left)
 		return v
 	}
 	return v.fail(musterv1.CompletionStatus{

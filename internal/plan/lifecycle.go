@@ -116,7 +116,7 @@ func expireTTL(c *planContext, st *musterv1.TrainingJobStatus, out *Result) {
 	}
 	left := st.CompletionTime.Add(time.Duration(*ttl) * time.Second).Sub(c.now.Time)
 	if left > 0 {
-		out.requeue(left)
+		out.RequeueWithin(left)
 		return
 	}
 	if c.job.DeletionTimestamp == nil {

@@ -148,7 +148,7 @@ func Plan(in Input) Result {
 func finishStranded(pods []*corev1.Pod, out *Result) {
 	var stranded []PodDeletion
 	for _, pod := range pods {
-		if !observe.DeletionStranded(pod) || slices.ContainsFunc(out.DeletePods, func(d PodDeletion) bool { return d.UID == pod.UID }) {
+		if !observe.DeletionStranded(pod) || out.deletes(pod.UID) {
 			continue
 		}
 		stranded = append(stranded, PodDeletion{Name: pod.Name, UID: pod.UID, Reason: DeleteReasonStranded, Force: true})

@@ -55,7 +55,7 @@ func (a *applier) checkPending(role *musterv1.Role, ts *musterv1.TaskStatus, pod
 	timeout := a.c.job.Spec.FailurePolicy.Rules[i].TimeoutSeconds
 	due := pod.CreationTimestamp.Add(time.Duration(timeout) * time.Second)
 	if left := due.Sub(a.c.now.Time); left > 0 {
-		a.out.requeue(left)
+		a.out.RequeueWithin(left)
 		return
 	}
 	ts.LastExit = &musterv1.ExitStatus{

@@ -2,9 +2,11 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 )
@@ -17,8 +19,8 @@ func (r *Result) event(warning bool, reason, msg string) {
 	r.Events = append(r.Events, Event{Warning: warning, Reason: reason, Message: msg})
 }
 
-// requeue asks for the plan to be made again after d at the latest.
-func (r *Result) requeue(d time.Duration) {
+// RequeueWithin asks for the plan to be made again after d at the latest.
+func (r *Result) RequeueWithin(d time.Duration) {
 	if r.RequeueAfter == 0 || d < r.RequeueAfter {
 		r.RequeueAfter = d
 	}
@@ -26,15 +28,15 @@ func (r *Result) requeue(d time.Duration) {
 
 // deletePod asks for a pod instance to be deleted, once.
 func (r *Result) deletePod(pod *corev1.Pod, reason string) {
-	if pod.DeletionTimestamp != nil {
+	if pod.DeletionTimestamp != nil || r.deletes(pod.UID) {
 		return
 	}
-	for _, d := range r.DeletePods {
-		if d.UID == pod.UID {
-			return
-		}
-	}
 	r.DeletePods = append(r.DeletePods, PodDeletion{Name: pod.Name, UID: pod.UID, Reason: reason, Force: podFinished(pod)})
+}
+
+// deletes is whether the plan already deletes the pod instance uid.
+func (r *Result) deletes(uid types.UID) bool {
+	return slices.ContainsFunc(r.DeletePods, func(d PodDeletion) bool { return d.UID == uid })
 }
 
 // podFinished is whether all of a pod's containers have ended for good:
@@ -59,7 +61,7 @@ func (r *Result) forceIfOverdue(pod *corev1.Pod, role *musterv1.Role, now time.T
 	}
 	due := asked.Add(time.Duration(*role.GracefulDeletionTimeoutSeconds) * time.Second)
 	if left := due.Sub(now); left > 0 {
-		r.requeue(left)
+		r.RequeueWithin(left)
 		return
 	}
 	r.DeletePods = append(r.DeletePods, PodDeletion{Name: pod.Name, UID: pod.UID, Reason: "graceful deletion timeout", Force: true})

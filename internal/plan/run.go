@@ -51,7 +51,7 @@ func checkDeadline(c *planContext, st *musterv1.TrainingJobStatus, v verdict, ou
 	}
 	deadline := st.StartTime.Add(time.Duration(d) * time.Second)
 	if left := deadline.Sub(c.now.Time); left > 0 {
-		out.requeue(left)
+		out.RequeueWithin(left)
 		return v
 	}
 	return v.fail(musterv1.CompletionStatus{

@@ -98,7 +98,7 @@ func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep
 		}
 		a.checkPending(role, ts, s.pod)
 	case stepEndLater:
-		a.out.requeue(time.Millisecond)
+		a.out.RequeueWithin(time.Millisecond)
 	case stepEnded:
 		exit := s.end.Exit
 		ts.LastExit = &exit

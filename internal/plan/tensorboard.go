@@ -52,7 +52,7 @@ func tensorBoardStep(c *planContext, st *musterv1.TrainingJobStatus, seen Tensor
 	}
 	if left, ok := tensorBoardTTL(tb, st, c.now.Time); ok {
 		if left > 0 {
-			out.requeue(left)
+			out.RequeueWithin(left)
 		} else {
 			st.TensorBoard = musterv1.TensorBoardStatus{}
 			c.setCondition(st, musterv1.ConditionTensorBoardReady, false, musterv1.ReasonTTLExpired,
@@ -81,7 +81,7 @@ func tensorBoardStep(c *planContext, st *musterv1.TrainingJobStatus, seen Tensor
 		}
 		c.setCondition(st, musterv1.ConditionTensorBoardReady, false, reason, msg)
 		out.event(true, reason, msg)
-		out.requeue(createRetry)
+		out.RequeueWithin(createRetry)
 		return
 	}
 	switch {
@@ -90,7 +90,7 @@ func tensorBoardStep(c *planContext, st *musterv1.TrainingJobStatus, seen Tensor
 	case !exists && blockedTensorBoard(st):
 		// Retrying a create that was refused: it stays Blocked until the
 		// objects are there, so the condition does not flap.
-		out.requeue(createRetry)
+		out.RequeueWithin(createRetry)
 	default:
 		c.setCondition(st, musterv1.ConditionTensorBoardReady, false, musterv1.ReasonStarting, "waiting for the TensorBoard pod to be ready")
 	}
