@@ -21,8 +21,12 @@ var (
 	}, []string{"outcome", "reason"})
 	statusWrites = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "muster_status_writes_total",
-		Help: "TrainingJob status writes, by result (ok, conflict, error; deferred: progress left for a later write).",
+		Help: "TrainingJob status writes, by result (ok, conflict, error).",
 	}, []string{"result"})
+	statusDeferred = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "muster_status_writes_deferred_total",
+		Help: "Statuses that only showed progress and were left for a later write (--status-batch).",
+	})
 	expectationWaits = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "muster_expectation_waits_total",
 		Help: "Reconciles that waited for the cache to show the operator's own pod writes.",
@@ -30,5 +34,5 @@ var (
 )
 
 func init() {
-	metrics.Registry.MustRegister(podActions, taskRestarts, jobsFinished, statusWrites, expectationWaits, jobs)
+	metrics.Registry.MustRegister(podActions, taskRestarts, jobsFinished, statusWrites, statusDeferred, expectationWaits, jobs)
 }

@@ -4,7 +4,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -37,16 +36,17 @@ func newPendingProgress(window time.Duration) *pendingProgress {
 }
 
 // hold says whether the plan's status may wait, and for how long at
-// most: it may when it differs from the written one by progress only,
-// until the window has passed since progress was first left unwritten.
-func (p *pendingProgress) hold(job *musterv1.TrainingJob, res plan.Result, now time.Time) (time.Duration, bool) {
+// most: it may when it differs from the written one (changed) by progress
+// only, until the window has passed since progress was first left
+// unwritten.
+func (p *pendingProgress) hold(job *musterv1.TrainingJob, res plan.Result, changed bool, now time.Time) (time.Duration, bool) {
 	if p.window <= 0 {
 		return 0, false
 	}
 	key := client.ObjectKeyFromObject(job)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if equality.Semantic.DeepEqual(job.Status, res.Status) || !plan.ProgressOnly(job, res) {
+	if !changed || !plan.ProgressOnly(job, res) {
 		// Nothing to write, or something that must be written now: the
 		// write carries the progress too.
 		delete(p.since, key)
@@ -69,11 +69,4 @@ func (p *pendingProgress) forget(key types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.since, key)
-}
-
-// size is how many jobs have progress held.
-func (p *pendingProgress) size() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.since)
 }

@@ -83,7 +83,7 @@ func TestProgressWaitsForTheBatch(t *testing.T) {
 	if h.statusWrites != 3 || job.Status.Phase != musterv1.PhaseRunning || job.Status.Roles[0].Running != 2 {
 		t.Fatalf("the job Running is written at once: %d writes, phase %s, running %d", h.statusWrites, job.Status.Phase, job.Status.Roles[0].Running)
 	}
-	if h.r.progress.size() != 0 {
+	if len(h.r.progress.since) != 0 {
 		t.Fatalf("a written job still has held progress")
 	}
 }

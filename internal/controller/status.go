@@ -3,21 +3,18 @@ package controller
 import (
 	"context"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 )
 
-// writeStatus persists status if it changed, and says whether it wrote.
+// writeStatus persists a status that differs from the job's, and says
+// whether it wrote.
 // The patch carries the job's resourceVersion, so a plan made from a stale
 // view of the job fails with a conflict instead of overwriting newer
 // decisions.
 func (r *Reconciler) writeStatus(ctx context.Context, job *musterv1.TrainingJob, status musterv1.TrainingJobStatus) (bool, error) {
-	if equality.Semantic.DeepEqual(job.Status, status) {
-		return false, nil
-	}
 	updated := job.DeepCopy()
 	updated.Status = status
 	err := r.opts.StatusClient.Status().Patch(ctx, updated,

@@ -11,6 +11,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -170,14 +171,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now),
 		CreateFailures: r.takeFailures(req.NamespacedName, job), Gang: gangIn, Admission: admission, TensorBoard: tensorBoard})
 	before := job.Status.DeepCopy()
-	if wait, ok := r.progress.hold(job, res, now); ok {
+	changed := !equality.Semantic.DeepEqual(job.Status, res.Status)
+	if wait, ok := r.progress.hold(job, res, changed, now); ok {
 		// Only progress: a later write carries it. Nothing is acted on
 		// but what the plan keeps as it is (plan.ProgressOnly).
-		statusWrites.WithLabelValues("deferred").Inc()
+		statusDeferred.Inc()
 		res.Status = *before
 		res.RequeueWithin(wait)
+		changed = false
 	}
-	written, err := r.writeStatus(ctx, job, res.Status)
+	var written bool
+	if changed {
+		written, err = r.writeStatus(ctx, job, res.Status)
+	}
 	if err != nil {
 		if apierrors.IsConflict(err) {
 			// Our view of the job is stale: plan again from a fresh one,
