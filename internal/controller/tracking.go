@@ -24,7 +24,9 @@ import (
 // as the Kubernetes Job controller does with its own: a pod that fails and
 // is deleted before the operator sees it stays, deleted but with its exit
 // code, until a plan has read it. The finalizer goes after the status
-// write, so a crash in between keeps the pod for the next plan.
+// write, so a crash in between keeps the pod for the next plan; only a pod
+// the plan took for gone already, which has nothing more to tell, goes
+// beside the write (plan.Result.ReleaseAtOnce).
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=patch
 

@@ -5,6 +5,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -180,10 +181,21 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		res.RequeueWithin(wait)
 		changed = false
 	}
+	// The pods the plan already took for gone are released beside the
+	// status write, not after it: a plan made after their release sees
+	// what this one saw (plan.Result.ReleaseAtOnce), and a replacement
+	// waits for the release to free its name.
+	releasedAtOnce := make(chan error, 1)
+	if len(res.ReleaseAtOnce) > 0 {
+		go func() { releasedAtOnce <- r.releasePods(ctx, job.Namespace, res.ReleaseAtOnce) }()
+	} else {
+		releasedAtOnce <- nil
+	}
 	var written bool
 	if changed {
 		written, err = r.writeStatus(ctx, job, res.Status)
 	}
+	releaseErr := <-releasedAtOnce
 	if err != nil {
 		if apierrors.IsConflict(err) {
 			// Our view of the job is stale: plan again from a fresh one,
@@ -201,7 +213,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	if log := log.V(3); log.Enabled() {
 		log.Info("Planned", "attempt", res.Status.Attempt, "pods", podStates(pods), "create", len(res.CreatePods),
-			"delete", len(res.DeletePods), "release", len(res.ReleasePods), "statusWritten", written)
+			"delete", len(res.DeletePods), "release", len(res.ReleasePods)+len(res.ReleaseAtOnce), "statusWritten", written)
 	}
 	r.record(job, before, res)
 	if r.opts.ActGate != nil {
@@ -209,7 +221,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			return ctrl.Result{}, err
 		}
 	}
-	if err := r.execute(ctx, job, observed{groups: groups, queue: queue, pods: pods, tensorBoard: tensorBoardOwn}, res); err != nil {
+	if err := errors.Join(releaseErr, r.execute(ctx, job, observed{groups: groups, queue: queue, pods: pods, tensorBoard: tensorBoardOwn}, res)); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil

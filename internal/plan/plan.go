@@ -74,6 +74,11 @@ type Result struct {
 	// ReleasePods are the pods whose tracking finalizer may go once Status
 	// is written: their end is in it.
 	ReleasePods []PodRef
+	// ReleaseAtOnce are pods this plan already took for gone
+	// (observe.GoneOnRelease): a plan made after their release sees what
+	// this one saw, so their finalizer may go before Status is written,
+	// beside the write rather than after it.
+	ReleaseAtOnce []PodRef
 	// TensorBoard is what to do with the job's TensorBoard, or nothing.
 	TensorBoard TensorBoardAction
 }
@@ -138,7 +143,7 @@ func Plan(in Input) Result {
 	// and says where the gang stands.
 	applyGang(in.Gang, in.Job, in.Pods, &out, c.now)
 	applyAdmission(in.Admission, &out)
-	out.ReleasePods = releasable(in.Pods)
+	out.ReleasePods, out.ReleaseAtOnce = releasable(in.Pods)
 	finishStranded(in.Pods, &out)
 	return out
 }
@@ -165,16 +170,23 @@ const DeleteReasonStranded = "deletion interrupted"
 // releasable are the tracked pods whose end this plan has taken into
 // account: every plan reads every pod of the job, so once its status is
 // written, an ended or deleted pod need not be held any longer.
-func releasable(pods []*corev1.Pod) []PodRef {
-	var refs []PodRef
+//
+// Those the plan took for gone already (observe.GoneOnRelease) come apart:
+// their release changes nothing the next plan sees.
+func releasable(pods []*corev1.Pod) (afterWrite, atOnce []PodRef) {
 	for _, pod := range pods {
-		if observe.Accountable(pod) {
-			refs = append(refs, PodRef{Name: pod.Name, UID: pod.UID})
+		switch {
+		case observe.GoneOnRelease(pod):
+			atOnce = append(atOnce, PodRef{Name: pod.Name, UID: pod.UID})
+		case observe.Accountable(pod):
+			afterWrite = append(afterWrite, PodRef{Name: pod.Name, UID: pod.UID})
 		}
 	}
 	// In name order, so that the same pods give the same plan.
-	slices.SortFunc(refs, func(a, b PodRef) int { return strings.Compare(a.Name, b.Name) })
-	return refs
+	byName := func(a, b PodRef) int { return strings.Compare(a.Name, b.Name) }
+	slices.SortFunc(afterWrite, byName)
+	slices.SortFunc(atOnce, byName)
+	return afterWrite, atOnce
 }
 
 // present are the pods that stay once the plan's releases are done.

@@ -54,6 +54,7 @@ func (w *world) podList() []*corev1.Pod {
 // step plans, writes status and acts, like one reconcile.
 func (w *world) step() Result {
 	res := w.plan()
+	w.release(res.ReleaseAtOnce)
 	w.job.Status = res.Status
 	w.release(res.ReleasePods)
 	for _, d := range res.DeletePods {

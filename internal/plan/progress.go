@@ -40,7 +40,7 @@ func countsTasks(reason string) bool {
 // tells of a decision in an event.
 func (r Result) acts() bool {
 	return r.CreateService != nil || len(r.CreatePods) > 0 || len(r.DeletePods) > 0 || r.DeleteJob || r.Scale != nil ||
-		len(r.ReleasePods) > 0 || len(r.Events) > 0 || r.TensorBoard != ""
+		len(r.ReleasePods) > 0 || len(r.ReleaseAtOnce) > 0 || len(r.Events) > 0 || r.TensorBoard != ""
 }
 
 // withoutProgress clears what ProgressOnly lets differ: the counts, and

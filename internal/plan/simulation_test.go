@@ -186,7 +186,7 @@ func removedAtOnce(res Result, pod *corev1.Pod) bool {
 			return true
 		}
 	}
-	for _, r := range res.ReleasePods {
+	for _, r := range res.ReleaseAtOnce {
 		if r.UID == pod.UID && observe.GoneOnRelease(pod) {
 			return true
 		}
@@ -220,11 +220,19 @@ func (s *sim) reconcile(step int) {
 		s.log = append(s.log, "progress held")
 		return
 	}
+	// The pods the plan took for gone are released beside the status
+	// write: a crash before the write may come after their release.
+	early := s.rnd.IntN(2) == 0
 	switch s.rnd.IntN(10) {
 	case 0:
+		if early {
+			s.release(res.ReleaseAtOnce)
+			s.log = append(s.log, "released at once")
+		}
 		s.log = append(s.log, "crash before the status write")
 		return
 	case 1:
+		s.release(res.ReleaseAtOnce)
 		s.job.Status = res.Status
 		s.log = append(s.log, "crash between the status write and the actions")
 	case 2:
@@ -242,6 +250,7 @@ func (s *sim) reconcile(step int) {
 
 // apply writes status and carries out the actions, as world.step does.
 func (s *sim) apply(res Result) {
+	s.release(res.ReleaseAtOnce)
 	s.job.Status = res.Status
 	s.release(res.ReleasePods)
 	for _, d := range res.DeletePods {
@@ -261,6 +270,7 @@ func (s *sim) apply(res Result) {
 // carries out in two steps, and crashes between them: the pod stays marked
 // deleting, with nothing to hold or remove it.
 func (s *sim) applyCut(res Result) {
+	s.release(res.ReleaseAtOnce)
 	s.job.Status = res.Status
 	s.release(res.ReleasePods)
 	for _, d := range res.DeletePods {

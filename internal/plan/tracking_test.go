@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -14,7 +15,7 @@ import (
 )
 
 func released(res Result, name string) bool {
-	for _, r := range res.ReleasePods {
+	for _, r := range slices.Concat(res.ReleasePods, res.ReleaseAtOnce) {
 		if r.Name == name {
 			return true
 		}
@@ -109,8 +110,8 @@ func TestPodDeletedWithoutGraceIsReplacedInOnePlan(t *testing.T) {
 
 	w, old := start(func(*corev1.Pod) {})
 	res := w.plan()
-	if !released(res, "j-w-0") {
-		t.Fatalf("want j-w-0 released, got %+v", res.ReleasePods)
+	if len(res.ReleaseAtOnce) != 1 || res.ReleaseAtOnce[0].UID != old || released(Result{ReleasePods: res.ReleasePods}, "j-w-0") {
+		t.Fatalf("want j-w-0 released at once, beside the status write, got %+v and %+v", res.ReleaseAtOnce, res.ReleasePods)
 	}
 	if got := res.Status.Restarts; got.Total != 1 || got.Accountable != 0 {
 		t.Fatalf("restarts = %+v, want the loss counted, not charged", got)
