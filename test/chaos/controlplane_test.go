@@ -58,13 +58,15 @@ func restartComponents(names ...string) error {
 // kube-apiserver alone, in the middle of every scenario; the operator
 // keeps running through it and every job must end as undisturbed.
 //
-// kube-scheduler is restarted with each of them. A restarted API server
-// refuses requests (403) until its authorizer's caches sync, and a
-// scheduler whose watches were refused twice within seconds backs off long
-// enough to leave new pods unplaced for minutes (seen here as a task
-// Pending, never tried by the scheduler, past the step timeout); a real
-// cluster's scheduler reaches another API server replica meanwhile. The
-// operator is what this test is about, and it is never restarted.
+// kube-scheduler and kube-controller-manager are restarted with each of
+// them. A restarted API server refuses requests (403) until its
+// authorizer's caches sync, and a client whose watches were refused twice
+// within seconds backs off for minutes: the scheduler left a new pod
+// unplaced past the step timeout, and the controller-manager left the next
+// test's namespace without its kube-root-ca.crt ConfigMap, which pods
+// mount, for most of a minute. A real cluster's components reach another
+// API server replica meanwhile. The operator is what this test is about,
+// and it is never restarted.
 func TestControlPlaneRestarts(t *testing.T) {
 	ns := namespace(t, "chaos-cp")
 	want := undisturbed(t)
@@ -75,12 +77,12 @@ func TestControlPlaneRestarts(t *testing.T) {
 	disrupted := make(chan error, 1)
 	go func() {
 		time.Sleep(3 * time.Second)
-		if err := restartComponents("etcd", "kube-apiserver", "kube-scheduler"); err != nil {
+		if err := restartComponents("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager"); err != nil {
 			disrupted <- fmt.Errorf("restarting etcd and kube-apiserver: %w", err)
 			return
 		}
 		time.Sleep(5 * time.Second)
-		if err := restartComponents("kube-apiserver", "kube-scheduler"); err != nil {
+		if err := restartComponents("kube-apiserver", "kube-scheduler", "kube-controller-manager"); err != nil {
 			disrupted <- fmt.Errorf("restarting kube-apiserver: %w", err)
 			return
 		}
