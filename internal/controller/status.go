@@ -2,12 +2,45 @@ package controller
 
 import (
 	"context"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan"
 )
+
+// settle writes the plan's status, unless it differs from the job's only
+// by progress that may wait for a later write (--status-batch; the plan's
+// status then becomes before, the status as it was, and the job is
+// requeued within the wait). The pods the plan already took for gone are
+// released beside the write, not after it: a plan made after their release
+// sees what this one saw (plan.Result.ReleaseAtOnce), and their
+// replacements wait for the release to free their names. It says whether
+// it wrote; releaseErr is the release's, err the write's.
+func (r *Reconciler) settle(ctx context.Context, job *musterv1.TrainingJob, res *plan.Result, before *musterv1.TrainingJobStatus, now time.Time) (written bool, releaseErr, err error) {
+	changed := !equality.Semantic.DeepEqual(job.Status, res.Status)
+	if wait, ok := r.progress.hold(job, *res, changed, now); ok {
+		// Nothing is acted on but what the plan keeps as it is
+		// (plan.ProgressOnly).
+		statusDeferred.Inc()
+		res.Status = *before
+		res.RequeueWithin(wait)
+		changed = false
+	}
+	released := make(chan error, 1)
+	if len(res.ReleaseAtOnce) > 0 {
+		go func() { released <- r.releasePods(ctx, job.Namespace, res.ReleaseAtOnce) }()
+	} else {
+		released <- nil
+	}
+	if changed {
+		written, err = r.writeStatus(ctx, job, res.Status)
+	}
+	return written, <-released, err
+}
 
 // writeStatus persists a status that differs from the job's, and says
 // whether it wrote.

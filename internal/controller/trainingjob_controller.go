@@ -12,7 +12,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -172,30 +171,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now),
 		CreateFailures: r.takeFailures(req.NamespacedName, job), Gang: gangIn, Admission: admission, TensorBoard: tensorBoard})
 	before := job.Status.DeepCopy()
-	changed := !equality.Semantic.DeepEqual(job.Status, res.Status)
-	if wait, ok := r.progress.hold(job, res, changed, now); ok {
-		// Only progress: a later write carries it. Nothing is acted on
-		// but what the plan keeps as it is (plan.ProgressOnly).
-		statusDeferred.Inc()
-		res.Status = *before
-		res.RequeueWithin(wait)
-		changed = false
-	}
-	// The pods the plan already took for gone are released beside the
-	// status write, not after it: a plan made after their release sees
-	// what this one saw (plan.Result.ReleaseAtOnce), and a replacement
-	// waits for the release to free its name.
-	releasedAtOnce := make(chan error, 1)
-	if len(res.ReleaseAtOnce) > 0 {
-		go func() { releasedAtOnce <- r.releasePods(ctx, job.Namespace, res.ReleaseAtOnce) }()
-	} else {
-		releasedAtOnce <- nil
-	}
-	var written bool
-	if changed {
-		written, err = r.writeStatus(ctx, job, res.Status)
-	}
-	releaseErr := <-releasedAtOnce
+	written, releaseErr, err := r.settle(ctx, job, &res, before, now)
 	if err != nil {
 		if apierrors.IsConflict(err) {
 			// Our view of the job is stale: plan again from a fresh one,
