@@ -63,6 +63,9 @@ type side struct {
 	reqs           requests
 	apiCPU         float64
 	opCPU          float64
+	// ops is what the operator's counters moved by (its reconciles, status
+	// writes, cache waits).
+	ops counters
 	// replaced are delete -> replacement Running, sorted.
 	replaced []time.Duration
 }
@@ -101,6 +104,10 @@ func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, beg
 	if err != nil {
 		return err
 	}
+	ops0, err := b.opMetrics.scrape(ctx)
+	if err != nil {
+		return err
+	}
 	profiled := b.profileAPIServer(ctx, ns)
 	start := time.Now()
 	if err := begin(); err != nil {
@@ -122,6 +129,11 @@ func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, beg
 	}
 	out.reqs = reqs.minus(reqs0)
 	out.apiCPU, out.opCPU = b.apiServer.cpuSeconds()-api0, b.operator.cpuSeconds()-op0
+	ops, err := b.opMetrics.scrape(ctx)
+	if err != nil {
+		return err
+	}
+	out.ops = ops.minus(ops0)
 	return nil
 }
 

@@ -144,8 +144,12 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
+	opMetrics, err := newOperatorMetrics(ctx, cs, operator.pid)
+	if err != nil {
+		return err
+	}
 	b := &bench{cfg: cfg, cs: cs, c: c, floorCS: floorCS, o: o, track: track,
-		operator: operator, apiServer: process{pid},
+		operator: operator, opMetrics: opMetrics, apiServer: process{pid},
 		report: &report{started: time.Now()}}
 	for _, s := range runs {
 		if err := b.runScenario(ctx, s); err != nil {
@@ -170,6 +174,7 @@ type bench struct {
 	o         options
 	track     *tracker
 	operator  process
+	opMetrics *operatorMetrics
 	apiServer process
 	report    *report
 }

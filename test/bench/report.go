@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -126,6 +127,13 @@ func (r *report) writeScenarios(b *strings.Builder) {
 		fmt.Fprintf(b, "| write requests refused per job (throttled, invalid, in conflict) | %.1f | %.1f | - |\n", mr, fr)
 		fmt.Fprintf(b, "| kube-apiserver CPU | %.1f s | %.1f s | %s |\n", m.apiCPU, f.apiCPU, ratioF(m.apiCPU, f.apiCPU))
 		fmt.Fprintf(b, "| operator CPU | %.1f s (%.1f ms per job) | - | - |\n", m.opCPU, 1000*m.opCPU/float64(s.jobs))
+		perJob := func(v float64) string { return strconv.FormatFloat(v/float64(s.jobs), 'f', 2, 64) }
+		fmt.Fprintf(b, "| operator: reconciles per job | %s | - | - |\n", perJob(m.ops.reconciles()))
+		fmt.Fprintf(b, "| operator: job status writes per job (in conflict; left for a later write) | %s (%s; %s) | - | - |\n",
+			perJob(m.ops[`muster_status_writes_total{result="ok"}`]), perJob(m.ops[`muster_status_writes_total{result="conflict"}`]),
+			perJob(m.ops[`muster_status_writes_deferred_total`]))
+		fmt.Fprintf(b, "| operator: reconciles that waited for the cache to show its own writes, per job | %s | - | - |\n",
+			perJob(m.ops[`muster_expectation_waits_total`]))
 		if len(m.replaced) > 0 {
 			for _, q := range []float64{0.5, 0.99} {
 				mq, fq := quantile(m.replaced, q), quantile(f.replaced, q)

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// The operator's own counters the report shows: what its reconciles did
+// while a side ran.
+var operatorCounters = []string{
+	`controller_runtime_reconcile_total{controller="trainingjob",result="success"}`,
+	`controller_runtime_reconcile_total{controller="trainingjob",result="requeue_after"}`,
+	`controller_runtime_reconcile_total{controller="trainingjob",result="requeue"}`,
+	`controller_runtime_reconcile_total{controller="trainingjob",result="error"}`,
+	`muster_status_writes_total{result="ok"}`,
+	`muster_status_writes_total{result="conflict"}`,
+	`muster_status_writes_total{result="error"}`,
+	`muster_status_writes_deferred_total`,
+	`muster_expectation_waits_total`,
+}
+
+// counters are the operator's counters by "name{labels}", as it prints them.
+type counters map[string]float64
+
+func (c counters) minus(before counters) counters {
+	out := counters{}
+	for k, v := range c {
+		out[k] = v - before[k]
+	}
+	return out
+}
+
+// reconciles is how many times the TrainingJob controller reconciled.
+func (c counters) reconciles() float64 {
+	n := 0.0
+	for k, v := range c {
+		if strings.HasPrefix(k, `controller_runtime_reconcile_total{controller="trainingjob"`) {
+			n += v
+		}
+	}
+	return n
+}
+
+// operatorMetrics reads the operator's Prometheus endpoint. The operator
+// runs as a pod of the process node, whose pod network the host cannot
+// route to; the bench runs as root and connects from inside the pod's
+// network namespace instead. The endpoint authenticates and authorizes its
+// callers through the API server, so the bench scrapes with a
+// ServiceAccount token bound to the muster-metrics-reader ClusterRole, as a
+// Prometheus would.
+type operatorMetrics struct {
+	http  *http.Client
+	token string
+}
+
+const (
+	benchReader    = "muster-bench-metrics"
+	benchReaderNS  = "default"
+	operatorMetric = "127.0.0.1:8443"
+)
+
+func newOperatorMetrics(ctx context.Context, cs kubernetes.Interface, operatorPID int) (*operatorMetrics, error) {
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: benchReader, Namespace: benchReaderNS}}
+	if _, err := cs.CoreV1().ServiceAccounts(benchReaderNS).Create(ctx, sa, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	crb := &rbacv1.ClusterRoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: benchReader},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "muster-metrics-reader"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: benchReader, Namespace: benchReaderNS}},
+	}
+	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, err
+	}
+	hours := int64(3600 * 6)
+	tr, err := cs.CoreV1().ServiceAccounts(benchReaderNS).CreateToken(ctx, benchReader,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &hours}}, metav1.CreateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("a token to read the operator's metrics: %w", err)
+	}
+	netns := fmt.Sprintf("/proc/%d/ns/net", operatorPID)
+	transport := &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dialIn(ctx, netns, network, addr)
+		},
+		// The operator serves its metrics with a certificate it made
+		// itself at start; the bench trusts the process it found by PID.
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see above
+	}
+	return &operatorMetrics{http: &http.Client{Transport: transport, Timeout: 10 * time.Second}, token: tr.Status.Token}, nil
+}
+
+// dialIn connects from inside the network namespace at path: the socket
+// is made while the calling thread is in that namespace, and keeps it.
+func dialIn(ctx context.Context, path, network, addr string) (net.Conn, error) {
+	runtime.LockOSThread()
+	own, err := os.Open(fmt.Sprintf("/proc/self/task/%d/ns/net", unix.Gettid()))
+	if err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	defer func() { _ = own.Close() }()
+	target, err := os.Open(path)
+	if err != nil {
+		runtime.UnlockOSThread()
+		return nil, err
+	}
+	defer func() { _ = target.Close() }()
+	if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("entering the operator's network namespace: %w", err)
+	}
+	conn, dialErr := (&net.Dialer{}).DialContext(ctx, network, addr)
+	if err := unix.Setns(int(own.Fd()), unix.CLONE_NEWNET); err != nil {
+		// The thread stays locked, so the runtime retires it rather than
+		// run other goroutines in the wrong namespace.
+		if conn != nil {
+			_ = conn.Close()
+		}
+		return nil, fmt.Errorf("leaving the operator's network namespace: %w", err)
+	}
+	runtime.UnlockOSThread()
+	return conn, dialErr
+}
+
+// scrape reads the counters the report shows.
+func (m *operatorMetrics) scrape(ctx context.Context) (counters, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+operatorMetric+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+m.token)
+	resp, err := m.http.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading the operator's metrics: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return nil, fmt.Errorf("reading the operator's metrics: %s: %s", resp.Status, body)
+	}
+	want := map[string]bool{}
+	for _, k := range operatorCounters {
+		want[k] = true
+	}
+	out := counters{}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		key, value, ok := strings.Cut(sc.Text(), " ")
+		if !ok || !want[key] {
+			continue
+		}
+		if v, err := strconv.ParseFloat(value, 64); err == nil {
+			out[key] = v
+		}
+	}
+	return out, sc.Err()
+}
