@@ -55,6 +55,9 @@ type Provider struct {
 	pods     map[string]*podRun // by namespace/name: the pod the API knows
 	all      map[*podRun]struct{}
 	notifyFn func(*corev1.Pod)
+	// start runs a pod's life in the background; tests of the provider's
+	// bookkeeping replace it.
+	start func(*podRun)
 }
 
 // New returns a provider; call Shutdown to stop its pods.
@@ -62,7 +65,7 @@ func New(cfg Config) *Provider {
 	if cfg.RestartBackoff <= 0 {
 		cfg.RestartBackoff = 10 * time.Second
 	}
-	return &Provider{cfg: cfg, pods: map[string]*podRun{}, all: map[*podRun]struct{}{}}
+	return &Provider{cfg: cfg, pods: map[string]*podRun{}, all: map[*podRun]struct{}{}, start: func(r *podRun) { go r.run() }}
 }
 
 func key(ns, name string) string { return ns + "/" + name }
@@ -85,26 +88,49 @@ func (p *Provider) notify(pod *corev1.Pod) {
 
 // CreatePod starts the pod in the background and reports Pending at once,
 // so the API shows ContainerCreating instead of nothing.
+//
+// A run of an earlier pod of the same name is stopped first: the API
+// server holds a new pod under a name only once the old one is gone from
+// it, and the old one's deletion may reach this node after the new pod
+// does (a controller that replaces a pod under its name, as soon as the
+// old one is gone).
 func (p *Provider) CreatePod(_ context.Context, pod *corev1.Pod) error {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	k := key(pod.Namespace, pod.Name)
-	if old, ok := p.pods[k]; ok && old.uid() == pod.UID {
+	old := p.pods[k]
+	if old != nil && old.uid() == pod.UID {
+		p.mu.Unlock()
 		return nil
 	}
 	r := newPodRun(p, pod.DeepCopy())
 	p.pods[k] = r
 	p.all[r] = struct{}{}
-	go r.run()
+	p.mu.Unlock()
+	if old != nil {
+		old.logf("superseded by pod %s of the same name: stopping", pod.UID)
+		old.stop(supersededGrace, stopDelete)
+	}
+	p.start(r)
 	return nil
 }
 
+// supersededGrace is how long the processes of a pod already gone from the
+// API get to stop after SIGTERM, as for a pod deleted while the node was
+// not watching.
+const supersededGrace = 2 * time.Second
+
 // UpdatePod takes the new metadata (labels, annotations feed the downward
-// API) and activeDeadlineSeconds; running processes are not restarted.
-func (p *Provider) UpdatePod(_ context.Context, pod *corev1.Pod) error {
+// API) and activeDeadlineSeconds; running processes are not restarted. A
+// pod that differs from the one running under its name only by its UID is
+// a new pod (virtual-kubelet finds the old run by name and takes the new
+// pod for an update of it): it is created.
+func (p *Provider) UpdatePod(ctx context.Context, pod *corev1.Pod) error {
 	r := p.lookup(pod.Namespace, pod.Name)
-	if r == nil || r.uid() != pod.UID {
+	if r == nil {
 		return errdefs.NotFoundf("pod %s/%s is not running on this node", pod.Namespace, pod.Name)
+	}
+	if r.uid() != pod.UID {
+		return p.CreatePod(ctx, pod)
 	}
 	r.update(pod)
 	return nil
@@ -123,7 +149,7 @@ func (p *Provider) DeletePod(_ context.Context, pod *corev1.Pod) error {
 	if r == nil || (pod.UID != "" && r.uid() != pod.UID) {
 		return nil
 	}
-	grace := int64(2) // the pod is already gone from the API: be quick
+	grace := int64(supersededGrace / time.Second) // the pod is already gone from the API: be quick
 	if pod.DeletionGracePeriodSeconds != nil {
 		grace = *pod.DeletionGracePeriodSeconds
 	}

@@ -1,12 +1,14 @@
 package provider
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/muster-dev/muster/tools/procnode/internal/podenv"
 )
@@ -147,4 +149,42 @@ func cond(p *corev1.Pod, t corev1.PodConditionType) corev1.ConditionStatus {
 		}
 	}
 	return ""
+}
+
+// A pod made again under the name of one this node still runs (its
+// deletion not seen yet) is a new pod: virtual-kubelet finds the old run by
+// name and hands the new pod to UpdatePod, which must start it, and stop
+// the old one, instead of failing it as unknown.
+func TestNewPodUnderARunningPodsNameReplacesIt(t *testing.T) {
+	p := New(Config{StateDir: "/state"})
+	var started []*podRun
+	p.start = func(r *podRun) { started = append(started, r) }
+	pod := func(uid types.UID) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "w-0", Namespace: "ns", UID: uid},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main"}}}}
+	}
+	ctx := context.Background()
+	if err := p.CreatePod(ctx, pod("old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.UpdatePod(ctx, pod("new")); err != nil {
+		t.Fatalf("the new pod was refused: %v", err)
+	}
+	if len(started) != 2 || started[1].uid() != "new" {
+		t.Fatalf("want the new pod started after the old, got %d runs", len(started))
+	}
+	if got := p.lookup("ns", "w-0"); got != started[1] {
+		t.Fatal("the name does not answer for the new pod")
+	}
+	if !started[0].stopping() {
+		t.Fatal("the old pod's run was not stopped")
+	}
+	// The old pod's deletion, arriving late, leaves the new one alone.
+	if err := p.DeletePod(ctx, pod("old")); err != nil || started[1].stopping() {
+		t.Fatalf("the old pod's deletion stopped the new pod (err %v)", err)
+	}
+	// The same pod again is not a second run.
+	if err := p.CreatePod(ctx, pod("new")); err != nil || len(started) != 2 {
+		t.Fatalf("the same pod was started twice (err %v)", err)
+	}
 }
