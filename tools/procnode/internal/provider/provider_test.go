@@ -126,12 +126,23 @@ func TestSnapshotPhases(t *testing.T) {
 		t.Fatalf("all ready: %+v", s.Status.Conditions)
 	}
 	// A container waiting to be restarted has run: the pod stays Running.
+	r.mains[1].everStarted = true
 	r.mains[1].last = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1}}
 	r.mains[1].state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}}
 	if s := r.snapshot(); s.Status.Phase != corev1.PodRunning {
 		t.Fatalf("one container restarting: want Running, got %s", s.Status.Phase)
 	}
 	r.mains[1].last = corev1.ContainerState{}
+	// So does one the node resumes after it restarted (the status it had
+	// then says it ran).
+	resumed := newTestRun(&corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", UID: "u"},
+		Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyOnFailure, Containers: []corev1.Container{{Name: "a"}}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: []corev1.ContainerStatus{
+			{Name: "a", State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}}}}})
+	resumed.initDone = true
+	if s := resumed.snapshot(); s.Status.Phase != corev1.PodRunning {
+		t.Fatalf("a pod resumed after a node restart went back to %s", s.Status.Phase)
+	}
 	for i, code := range []int32{0, 3} {
 		r.mains[i].ready = false
 		r.mains[i].state = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code}}

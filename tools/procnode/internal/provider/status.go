@@ -111,7 +111,8 @@ func (r *podRun) containersReady() bool {
 // Pending until every app container has started once: a controller that
 // sees Running may take the process for started, and after a node restart
 // a container whose status never left Waiting is started afresh, not
-// reported lost.
+// reported lost. A container that has run (before a node restart too) and
+// waits to run again keeps the pod Running.
 func (r *podRun) currentPhase() corev1.PodPhase {
 	if r.phase == corev1.PodSucceeded || r.phase == corev1.PodFailed {
 		return r.phase
@@ -120,7 +121,7 @@ func (r *podRun) currentPhase() corev1.PodPhase {
 		return corev1.PodPending
 	}
 	for _, c := range r.mains {
-		if c.state.Waiting != nil && c.last.Terminated == nil {
+		if c.state.Waiting != nil && !c.everStarted {
 			return corev1.PodPending
 		}
 	}
