@@ -72,9 +72,9 @@ type operatorMetrics struct {
 }
 
 const (
-	benchReader    = "muster-bench-metrics"
-	benchReaderNS  = "default"
-	operatorMetric = "127.0.0.1:8443"
+	benchReader         = "muster-bench-metrics"
+	benchReaderNS       = "default"
+	operatorMetricsAddr = "127.0.0.1:8443" // in the operator pod's network namespace
 )
 
 func newOperatorMetrics(ctx context.Context, cs kubernetes.Interface, operatorPID int) (*operatorMetrics, error) {
@@ -90,9 +90,9 @@ func newOperatorMetrics(ctx context.Context, cs kubernetes.Interface, operatorPI
 	if _, err := cs.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
-	hours := int64(3600 * 6)
+	lifetime := int64(6 * 3600) // seconds: longer than any bench run
 	tr, err := cs.CoreV1().ServiceAccounts(benchReaderNS).CreateToken(ctx, benchReader,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &hours}}, metav1.CreateOptions{})
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &lifetime}}, metav1.CreateOptions{})
 	if err != nil {
 		return nil, fmt.Errorf("a token to read the operator's metrics: %w", err)
 	}
@@ -143,7 +143,7 @@ func dialIn(ctx context.Context, path, network, addr string) (net.Conn, error) {
 
 // scrape reads the counters the report shows.
 func (m *operatorMetrics) scrape(ctx context.Context) (counters, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+operatorMetric+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+operatorMetricsAddr+"/metrics", nil)
 	if err != nil {
 		return nil, err
 	}
