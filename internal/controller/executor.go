@@ -38,9 +38,15 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, see
 		log.V(2).Info("Creating service", "service", svc.Name)
 		err := r.client.Create(ctx, svc)
 		switch {
+		case err == nil:
+			r.expect.expectService(job.UID, r.opts.Clock.Now())
+		case apierrors.IsAlreadyExists(err) && !r.foreignObject(ctx, job, svc):
+			// The job's own, made by an earlier reconcile whose create the
+			// cache has yet to show (an expectation that timed out).
+			r.expect.expectService(job.UID, r.opts.Clock.Now())
 		case apierrors.IsAlreadyExists(err):
-			// The plan asks for the Service only when the job has none of
-			// its own: this one is someone else's.
+			// The cache holds only Services that carry the job's label:
+			// this one is someone else's.
 			r.refused(job, plan.CreateFailure{Object: "Service " + svc.Name, NameTaken: true, Err: err})
 		case err != nil:
 			r.refused(job, plan.CreateFailure{Object: "Service " + svc.Name, Err: err})

@@ -8,8 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// expectations remembers the pod creates and deletes the operator made that
-// its cache has not shown yet. Planning on a cache that lags behind our own
+// expectations remembers the pod creates and deletes, and the Service
+// creates, the operator made that its cache has not shown yet. Planning on a cache that lags behind our own
 // writes would create a pod twice or count a failure twice; while an
 // expectation is open, the job waits instead. An expectation that is never
 // met (the object was created and deleted before the cache saw it) expires.
@@ -22,6 +22,12 @@ type expectations struct {
 type jobExpectations struct {
 	creates map[string]createExpectation // by pod name
 	deletes map[types.UID]time.Time      // pod UID -> when deleted
+	// service is when the job's Service was created; zero once the cache
+	// shows it. It does not hold the job back: a job with no pods to make
+	// yet (suspended, queued, held) plans again as soon as its own status
+	// write comes back, and must not take its new Service for missing and
+	// make it again, or the refused second create for a name taken.
+	service time.Time
 }
 
 // createExpectation is a pod create the cache has yet to show. Once the
@@ -82,6 +88,37 @@ func (e *expectations) deleteFailed(job types.UID, pod types.UID) {
 	delete(e.get(job).deletes, pod)
 }
 
+func (e *expectations) expectService(job types.UID, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.get(job).service = now
+}
+
+// serviceExists is whether the job's Service is to be taken as there: the
+// cache shows it (which meets the expectation), or the operator created it
+// within the timeout and the cache has yet to show it.
+func (e *expectations) serviceExists(job types.UID, cached bool, now time.Time) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j := e.jobs[job]
+	if j == nil || j.service.IsZero() {
+		return cached
+	}
+	if cached || now.Sub(j.service) >= e.timeout {
+		j.service = time.Time{}
+		e.dropIfEmpty(job, j)
+		return cached
+	}
+	return true
+}
+
+// dropIfEmpty forgets a job that expects nothing any more.
+func (e *expectations) dropIfEmpty(job types.UID, j *jobExpectations) {
+	if len(j.creates) == 0 && len(j.deletes) == 0 && j.service.IsZero() {
+		delete(e.jobs, job)
+	}
+}
+
 func (e *expectations) forget(job types.UID) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -96,7 +133,7 @@ func (e *expectations) pruneExpired(now time.Time) {
 	defer e.mu.Unlock()
 	live := func(since time.Time) bool { return now.Sub(since) < e.timeout }
 	for uid, j := range e.jobs {
-		open := false
+		open := !j.service.IsZero() && live(j.service)
 		for _, c := range j.creates {
 			open = open || live(c.since)
 		}
@@ -153,7 +190,7 @@ func (e *expectations) satisfied(job types.UID, pods []*corev1.Pod, now time.Tim
 		}
 	}
 	if len(j.creates) == 0 && len(j.deletes) == 0 {
-		delete(e.jobs, job)
+		e.dropIfEmpty(job, j)
 		return true, 0
 	}
 	return false, wait

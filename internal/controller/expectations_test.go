@@ -81,3 +81,32 @@ func TestExpectationsOfGoneJobsArePruned(t *testing.T) {
 		t.Fatal("the live job's open create was dropped")
 	}
 }
+
+// A Service the operator created counts as there until the cache shows it
+// or the expectation times out; then the cache alone answers.
+func TestServiceExpectation(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	e := newExpectations(10 * time.Second)
+	if e.serviceExists("job", false, t0) {
+		t.Fatal("nothing created, nothing cached: no Service")
+	}
+	e.expectService("job", t0)
+	if !e.serviceExists("job", false, t0.Add(time.Second)) {
+		t.Fatal("created a second ago, not cached yet: the Service is there")
+	}
+	if !e.serviceExists("job", true, t0.Add(2*time.Second)) || e.size() != 0 {
+		t.Fatalf("cached: the Service is there and nothing is expected (%d jobs expect)", e.size())
+	}
+	if e.serviceExists("job", false, t0.Add(3*time.Second)) {
+		t.Fatal("met, then gone from the cache: the cache answers")
+	}
+	e.expectService("job", t0)
+	if e.serviceExists("job", false, t0.Add(10*time.Second)) || e.size() != 0 {
+		t.Fatal("an expectation never met expires")
+	}
+	e.expectService("job", t0)
+	e.expectCreate("job", "job-w-0", t0)
+	if ok, _ := e.satisfied("job", []*corev1.Pod{pod("job-w-0", "1", false)}, t0); !ok || e.size() != 1 {
+		t.Fatal("pods met do not drop an open Service expectation")
+	}
+}

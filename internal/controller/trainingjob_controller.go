@@ -150,6 +150,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("observing children: %w", err)
 	}
 	now := r.opts.Clock.Now()
+	hasService = r.expect.serviceExists(job.UID, hasService, now)
 	if ok, wait := r.expect.satisfied(job.UID, pods, now); !ok {
 		expectationWaits.Inc()
 		log.V(4).Info("Waiting for the cache to show our own pod writes")

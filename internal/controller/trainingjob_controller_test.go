@@ -260,6 +260,54 @@ func TestCreateOfAnExistingPodIsNotAnError(t *testing.T) {
 	}
 }
 
+// A job with no pods to make yet (suspended) plans again as soon as its
+// status write comes back, often before the cache shows the Service it
+// made: it neither makes the Service again nor takes its own for someone
+// else's, which would warn of a name taken when it is resumed.
+func TestServiceTheCacheHasYetToShowIsNotMadeAgain(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("j-uid").Role("worker", 2).Suspend(true).WithDefaults().Obj()
+	var serviceCreates int
+	lagging := interceptor.Funcs{
+		Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, o ...client.GetOption) error {
+			if _, ok := obj.(*corev1.Service); ok {
+				return apierrors.NewNotFound(schema.GroupResource{Resource: "services"}, key.Name)
+			}
+			return c.Get(ctx, key, obj, o...)
+		},
+		Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
+			if _, ok := obj.(*corev1.Service); ok {
+				serviceCreates++
+			}
+			return nil
+		},
+	}
+	h := newHarness(t, job, lagging, Options{})
+	for range 2 {
+		if _, err := h.reconcile(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if serviceCreates != 1 {
+		t.Fatalf("the Service was created %d times, want once", serviceCreates)
+	}
+	resumed := h.job()
+	resumed.Spec.Run.Suspend = nil
+	if err := h.c.Update(context.Background(), resumed); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range h.events() {
+		if strings.Contains(e, musterv1.ReasonNameTaken) {
+			t.Fatalf("the job's own Service taken for someone else's: %s", e)
+		}
+	}
+	if n := len(h.pods()); n != 2 || serviceCreates != 1 {
+		t.Fatalf("resumed: %d pods, %d Service creates; want 2 and 1", n, serviceCreates)
+	}
+}
+
 // apiReader answers Gets as the API server would, with a job newer than
 // the cache's.
 type apiReader struct {
