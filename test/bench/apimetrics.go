@@ -27,6 +27,13 @@ func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (requests, err
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
+		if strings.HasPrefix(line, terminatedWatchesMetric+"{") {
+			if _, value, ok := strings.Cut(line, "} "); ok {
+				v, _ := strconv.ParseFloat(value, 64)
+				out[terminatedWatchesKey] += v
+			}
+			continue
+		}
 		if !strings.HasPrefix(line, "apiserver_request_total{") {
 			continue
 		}
@@ -52,6 +59,17 @@ func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (requests, err
 	}
 	return out, sc.Err()
 }
+
+// The watches the API server closed because their client fell behind, of
+// any resource, are kept among the requests under a key no request has.
+const (
+	terminatedWatchesMetric = "apiserver_terminated_watchers_total"
+	terminatedWatchesKey    = "terminated watches"
+)
+
+// terminatedWatches is how many watches the API server closed for falling
+// behind.
+func (r requests) terminatedWatches() float64 { return r[terminatedWatchesKey] }
 
 func parseLabels(s string) map[string]string {
 	out := map[string]string{}

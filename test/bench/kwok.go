@@ -61,8 +61,12 @@ type side struct {
 	created, bound time.Duration
 	perJob         []time.Duration // sorted
 	reqs           requests
-	apiCPU         float64
-	opCPU          float64
+	// cpu is the CPU seconds each control-plane component and the
+	// operator spent, by component.
+	cpu map[string]float64
+	// terminated are the watches the API server closed because their
+	// client fell behind (each one re-watches, or lists everything again).
+	terminated float64
 	// ops is what the operator's counters moved by (its reconciles, status
 	// writes, cache waits).
 	ops counters
@@ -99,7 +103,7 @@ func (b *bench) runScenario(ctx context.Context, s *scenario) error {
 // measure runs begin, which starts the work, waits for every pod to run
 // and for the API server's writes to settle, and fills in what it cost.
 func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, begin func() error) error {
-	api0, op0 := b.apiServer.cpuSeconds(), b.operator.cpuSeconds()
+	cpu0 := b.cpuSeconds()
 	reqs0, err := scrapeRequests(ctx, b.cs)
 	if err != nil {
 		return err
@@ -128,7 +132,11 @@ func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, beg
 		return err
 	}
 	out.reqs = reqs.minus(reqs0)
-	out.apiCPU, out.opCPU = b.apiServer.cpuSeconds()-api0, b.operator.cpuSeconds()-op0
+	out.terminated = reqs.terminatedWatches() - reqs0.terminatedWatches()
+	out.cpu = map[string]float64{}
+	for name, v := range b.cpuSeconds() {
+		out.cpu[name] = v - cpu0[name]
+	}
 	ops, err := b.opMetrics.scrape(ctx)
 	if err != nil {
 		return err
@@ -368,6 +376,21 @@ func floorClient(cfg *devcluster.Config) (kubernetes.Interface, error) {
 
 // process is a host process the bench measures.
 type process struct{ pid int }
+
+// measured are the processes whose CPU the bench reports, in its order:
+// the control plane's components, KWOK and the operator.
+var measured = []string{"kube-apiserver", "etcd", "kube-scheduler", "kube-controller-manager", "kwok", operatorName}
+
+const operatorName = "muster-operator"
+
+// cpuSeconds reads the CPU time of every measured process.
+func (b *bench) cpuSeconds() map[string]float64 {
+	out := make(map[string]float64, len(b.procs))
+	for name, p := range b.procs {
+		out[name] = p.cpuSeconds()
+	}
+	return out
+}
 
 func operatorProcess() (process, error) {
 	out, err := exec.Command("pgrep", "-f", "^muster-operator --leader-elect").Output()
