@@ -136,13 +136,9 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
-	procs := map[string]process{operatorName: operator}
-	for _, name := range measured[:len(measured)-1] {
-		pid, ok := cfg.ComponentPID(name)
-		if !ok {
-			return fmt.Errorf("the %s of the bench cluster does not run", name)
-		}
-		procs[name] = process{pid}
+	procs, err := measuredProcesses(cfg, operator)
+	if err != nil {
+		return err
 	}
 	track, err := newTracker(ctx, cs)
 	if err != nil {
@@ -185,6 +181,22 @@ type bench struct {
 	// procs are the measured processes, by name.
 	procs  map[string]process
 	report *report
+}
+
+// measuredProcesses finds the processes whose CPU the bench reports.
+func measuredProcesses(cfg *devcluster.Config, operator process) (map[string]process, error) {
+	procs := map[string]process{operatorName: operator}
+	for _, name := range measured {
+		if name == operatorName {
+			continue
+		}
+		pid, ok := cfg.ComponentPID(name)
+		if !ok {
+			return nil, fmt.Errorf("the %s of the bench cluster does not run", name)
+		}
+		procs[name] = process{pid}
+	}
+	return procs, nil
 }
 
 // warmUp runs a scenario's floor once, unmeasured, before anything is
