@@ -151,14 +151,8 @@ func run(o options) (err error) {
 	b := &bench{cfg: cfg, cs: cs, c: c, floorCS: floorCS, o: o, track: track,
 		operator: operator, opMetrics: opMetrics, procs: procs,
 		report: &report{started: time.Now()}}
-	if err := b.warmUp(ctx, runs[0]); err != nil {
-		return fmt.Errorf("warming up: %w", err)
-	}
-	for _, s := range runs {
-		if err := b.runScenario(ctx, s); err != nil {
-			return err
-		}
-		b.report.scenarios = append(b.report.scenarios, s)
+	if err := b.runScenarios(ctx, runs); err != nil {
+		return err
 	}
 	b.report.peakRSS = operator.peakRSS()
 	if !o.skipTorch {
@@ -181,6 +175,24 @@ type bench struct {
 	// procs are the measured processes, by name.
 	procs  map[string]process
 	report *report
+}
+
+// runScenarios warms the cluster up, then runs each scenario into the
+// report.
+func (b *bench) runScenarios(ctx context.Context, runs []*scenario) error {
+	if len(runs) == 0 {
+		return nil
+	}
+	if err := b.warmUp(ctx, runs[0]); err != nil {
+		return fmt.Errorf("warming up: %w", err)
+	}
+	for _, s := range runs {
+		if err := b.runScenario(ctx, s); err != nil {
+			return err
+		}
+		b.report.scenarios = append(b.report.scenarios, s)
+	}
+	return nil
 }
 
 // measuredProcesses finds the processes whose CPU the bench reports.
