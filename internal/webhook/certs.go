@@ -10,12 +10,9 @@ import (
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 )
 
-// The webhook configurations in config/webhook, whose caBundle the rotator
-// keeps current.
-const (
-	ValidatingConfigName = "muster-validating-webhook"
-	MutatingConfigName   = "muster-mutating-webhook"
-)
+// ValidatingConfigName is the webhook configuration in config/webhook,
+// whose caBundle the rotator keeps current.
+const ValidatingConfigName = "muster-validating-webhook"
 
 // CertOptions say where the serving certificate lives.
 type CertOptions struct {
@@ -33,33 +30,29 @@ type CertOptions struct {
 	// HostNames are more DNS names for the certificate, for configurations
 	// that call the webhook by URL rather than through the Service.
 	HostNames []string
-	// ValidatingConfig and MutatingConfig name the webhook configurations
-	// that get the CA; ValidatingConfigName and MutatingConfigName when
-	// empty.
-	ValidatingConfig, MutatingConfig string
+	// ValidatingConfig names the webhook configuration that gets the CA;
+	// ValidatingConfigName when empty.
+	ValidatingConfig string
 }
 
 // RBAC of the rotator. Its cache lists and watches Secrets in its
 // namespace and every webhook configuration, which RBAC cannot limit by
-// name; what it writes can be: its Secret and the two configurations of
+// name; what it writes can be: its Secret and the configuration of
 // config/webhook.
 // +kubebuilder:rbac:groups="",namespace=muster-system,resources=secrets,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",namespace=muster-system,resources=secrets,resourceNames=muster-webhook-cert,verbs=update
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;list;watch
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,resourceNames=muster-validating-webhook;muster-mutating-webhook,verbs=update
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=muster-validating-webhook,verbs=update
 
 // AddCertRotator makes mgr keep a self-signed CA and a serving certificate
-// for the webhook Service in the Secret, and the CA in both webhook
-// configurations. ready is closed once the certificate is in CertDir and
+// for the webhook Service in the Secret, and the CA in the webhook
+// configuration. ready is closed once the certificate is in CertDir and
 // the CA injected. It runs on every replica, not only the leader: each one
 // serves webhooks and must not wait for the lease to get its certificate.
 func AddCertRotator(mgr ctrl.Manager, o CertOptions, ready chan struct{}) error {
 	svc := fmt.Sprintf("%s.%s.svc", o.ServiceName, o.Namespace)
 	if o.ValidatingConfig == "" {
 		o.ValidatingConfig = ValidatingConfigName
-	}
-	if o.MutatingConfig == "" {
-		o.MutatingConfig = MutatingConfigName
 	}
 	err := rotator.AddRotator(mgr, &rotator.CertRotator{
 		SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
@@ -71,7 +64,6 @@ func AddCertRotator(mgr ctrl.Manager, o CertOptions, ready chan struct{}) error 
 		IsReady:        ready,
 		Webhooks: []rotator.WebhookInfo{
 			{Name: o.ValidatingConfig, Type: rotator.Validating},
-			{Name: o.MutatingConfig, Type: rotator.Mutating},
 		},
 		FieldOwner:            "muster-operator",
 		RequireLeaderElection: false,

@@ -1,5 +1,5 @@
-// Package webhook serves the TrainingJob admission webhook: a defaulter and
-// a validator that refuse a job the CRD's schema and CEL rules accept but
+// Package webhook serves the TrainingJob admission webhook: a validator that
+// refuses a job the CRD's schema and CEL rules accept but
 // the operator could not run. The checks themselves live in
 // internal/validation; this package only turns their field errors into an
 // admission answer, and keeps the serving certificate rotated (certs.go).
@@ -19,14 +19,20 @@ import (
 )
 
 // The paths controller-runtime's builder serves the webhooks on, derived
-// from the group, version and kind; config/webhook names them.
+// from the group, version and kind; config/webhook names the validating
+// one. No configuration calls the mutating one any more (every default is
+// the CRD schema's, applied by the API server without a call): the
+// operator still answers it, changing nothing, for a configuration an
+// earlier version installed, which would otherwise refuse every create
+// until it is deleted.
 const (
 	ValidatePath = "/validate-muster-dev-v1alpha1-trainingjob"
 	MutatePath   = "/mutate-muster-dev-v1alpha1-trainingjob"
 )
 
-// Register adds the TrainingJob defaulter and validator to mgr's webhook
-// server. The operator binary and the integration tests both call it.
+// Register adds the TrainingJob validator, and the defaulter behind
+// MutatePath, to mgr's webhook server. The operator binary and the
+// integration tests both call it.
 // gangBackends are the gang backends the operator drives: a new job that
 // names another one is refused.
 func Register(mgr ctrl.Manager, gangBackends ...musterv1.GangBackend) error {
@@ -61,7 +67,8 @@ var (
 	_ admission.Validator[*musterv1.TrainingJob] = &trainingJobWebhook{}
 )
 
-// Default fills the defaults that depend on other fields.
+// Default answers a mutating configuration an earlier version installed
+// (see MutatePath).
 func (h *trainingJobWebhook) Default(_ context.Context, job *musterv1.TrainingJob) error {
 	h.defaultJob(job)
 	return nil

@@ -110,6 +110,16 @@ func TestDefaultsArePatched(t *testing.T) {
 	)))
 }
 
+// No configuration calls the defaulter any more; one an earlier version
+// installed still gets an answer, which allows the job and changes nothing.
+func TestLeftoverMutatingConfigurationChangesNothing(t *testing.T) {
+	g := gomega.NewWithT(t)
+	hook := admission.WithDefaulter(newScheme(t), newTrainingJobWebhook())
+	resp := hook.Handle(context.Background(), request(t, admissionv1.Create, testutil.MakeJob("j", "ns").Role("w", 1).Obj(), nil))
+	g.Expect(resp.Allowed).To(gomega.BeTrue(), "%+v", resp.Result)
+	g.Expect(resp.Patches).To(gomega.BeEmpty())
+}
+
 // A job may name only a gang backend the operator drives; None always.
 func TestGangBackendMustBeEnabled(t *testing.T) {
 	g := gomega.NewWithT(t)

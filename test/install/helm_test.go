@@ -150,10 +150,6 @@ func TestHelmInstall(t *testing.T) {
 			_, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, "muster-validating-webhook", metav1.GetOptions{})
 			return err
 		},
-		"MutatingWebhookConfiguration muster-mutating-webhook": func() error {
-			_, err := cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, "muster-mutating-webhook", metav1.GetOptions{})
-			return err
-		},
 	} {
 		g.Expect(apierrors.IsNotFound(get())).To(gomega.BeTrue(), "%s is left after helm uninstall", what)
 	}

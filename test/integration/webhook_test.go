@@ -24,7 +24,7 @@ import (
 )
 
 // The operator's certificate wiring, without the kubelet: the rotator
-// fills the empty Secret, writes its CA into both webhook configurations,
+// fills the empty Secret, writes its CA into the webhook configuration,
 // and once the Secret's files are in the cert folder (the test copies them,
 // as the kubelet would mount them) the webhook server starts with a
 // certificate the API server trusts for the Service's name.
@@ -32,33 +32,22 @@ func TestCertRotatorBootstrapsTheWebhookServer(t *testing.T) {
 	e := newEnv(t)
 	const secretName = "muster-webhook-cert"
 	e.g.Expect(k8s.Create(e.ctx(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: e.ns}})).To(gomega.Succeed())
-	// Configurations of this test's own: the suite's are served by envtest.
-	// They select no namespace, so they never call anything.
-	hook := func(name string) (admissionregistrationv1.WebhookClientConfig, *metav1.LabelSelector) {
-		return admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
-			Namespace: e.ns, Name: "muster-webhook", Path: ptr.To("/" + name),
-		}}, &metav1.LabelSelector{MatchLabels: map[string]string{"muster.dev/never": "true"}}
-	}
-	vcc, sel := hook("validate")
+	// A configuration of this test's own: the suite's is served by envtest.
+	// It selects no namespace, so it never calls anything.
 	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
 		ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-validating"},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name: "v.muster.dev", ClientConfig: vcc, NamespaceSelector: sel,
-			SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
+			Name: "v.muster.dev",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+				Namespace: e.ns, Name: "muster-webhook", Path: ptr.To("/validate"),
+			}},
+			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"muster.dev/never": "true"}},
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
 		}},
 	}
-	mcc, sel := hook("mutate")
-	mutating := &admissionregistrationv1.MutatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-mutating"},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{
-			Name: "m.muster.dev", ClientConfig: mcc, NamespaceSelector: sel,
-			SideEffects: ptr.To(admissionregistrationv1.SideEffectClassNone), AdmissionReviewVersions: []string{"v1"},
-		}},
-	}
-	for _, obj := range []client.Object{validating, mutating} {
-		e.g.Expect(k8s.Create(e.ctx(), obj)).To(gomega.Succeed())
-		t.Cleanup(func() { _ = k8s.Delete(context.Background(), obj) })
-	}
+	e.g.Expect(k8s.Create(e.ctx(), validating)).To(gomega.Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), validating) })
 
 	certDir := t.TempDir()
 	port := freePort(t)
@@ -71,7 +60,7 @@ func TestCertRotatorBootstrapsTheWebhookServer(t *testing.T) {
 	e.g.Expect(err).NotTo(gomega.HaveOccurred())
 	e.g.Expect(musterwebhook.AddCertRotator(mgr, musterwebhook.CertOptions{
 		Namespace: e.ns, ServiceName: "muster-webhook", SecretName: secretName, CertDir: certDir,
-		ValidatingConfig: validating.Name, MutatingConfig: mutating.Name,
+		ValidatingConfig: validating.Name,
 	}, ready)).To(gomega.Succeed())
 	e.g.Expect(musterwebhook.Register(mgr)).To(gomega.Succeed())
 	started := mgr.GetWebhookServer().StartedChecker()
@@ -97,8 +86,6 @@ func TestCertRotatorBootstrapsTheWebhookServer(t *testing.T) {
 	ca := secret.Data["ca.crt"]
 	e.g.Expect(k8s.Get(e.ctx(), client.ObjectKeyFromObject(validating), validating)).To(gomega.Succeed())
 	e.g.Expect(validating.Webhooks[0].ClientConfig.CABundle).To(gomega.Equal(ca))
-	e.g.Expect(k8s.Get(e.ctx(), client.ObjectKeyFromObject(mutating), mutating)).To(gomega.Succeed())
-	e.g.Expect(mutating.Webhooks[0].ClientConfig.CABundle).To(gomega.Equal(ca))
 
 	// What the API server checks when it calls the Service.
 	roots := x509.NewCertPool()

@@ -46,7 +46,6 @@ var watched = []string{"muster-team-a", "muster-team-b"}
 // clusterScoped are the cluster-scoped resources the operator's rules
 // name. A rule on any other resource is on a namespaced one.
 var clusterScoped = map[string]bool{
-	"admissionregistration.k8s.io/mutatingwebhookconfigurations":   true,
 	"admissionregistration.k8s.io/validatingwebhookconfigurations": true,
 	"authentication.k8s.io/tokenreviews":                           true,
 	"authorization.k8s.io/subjectaccessreviews":                    true,
@@ -300,10 +299,8 @@ func TestNamespacedInstall(t *testing.T) {
 	if want := "--namespaces=" + strings.Join(watched, ","); !slices.Contains(args, want) {
 		t.Errorf("the operator's args %v lack %s", args, want)
 	}
-	for _, id := range []string{"MutatingWebhookConfiguration muster-mutating-webhook", "ValidatingWebhookConfiguration muster-validating-webhook"} {
-		if !strings.Contains(string(find(got, id).raw), "kubernetes.io/metadata.name") {
-			t.Errorf("%s admits jobs of every namespace", id)
-		}
+	if id := "ValidatingWebhookConfiguration muster-validating-webhook"; !strings.Contains(string(find(got, id).raw), "kubernetes.io/metadata.name") {
+		t.Errorf("%s admits jobs of every namespace", id)
 	}
 
 	checkGolden(t, got)
@@ -380,25 +377,27 @@ func TestWebhookByURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for kind, verb := range map[string]string{"Mutating": "mutate", "Validating": "validate"} {
-		o := find(got, kind+"WebhookConfiguration muster-"+strings.ToLower(kind)+"-webhook")
-		if o == nil {
-			t.Fatalf("no %s webhook", kind)
-		}
-		var w struct {
-			Webhooks []struct {
-				ClientConfig map[string]any `json:"clientConfig"`
-			} `json:"webhooks"`
-		}
-		unmarshal(t, *o, &w)
-		url := "https://localhost:9443/" + verb + "-muster-dev-v1alpha1-trainingjob"
-		if cc := w.Webhooks[0].ClientConfig; len(cc) != 1 || cc["url"] != url {
-			t.Errorf("%s webhook clientConfig %v, want url %s only", kind, cc, url)
-		}
-		if !strings.Contains(string(dev), `url: "`+url+`"`) {
-			t.Errorf("config/dev does not call %s", url)
-		}
+	o := find(got, "ValidatingWebhookConfiguration muster-validating-webhook")
+	if o == nil {
+		t.Fatal("no validating webhook")
 	}
+	var w struct {
+		Webhooks []struct {
+			ClientConfig map[string]any `json:"clientConfig"`
+		} `json:"webhooks"`
+	}
+	unmarshal(t, *o, &w)
+	url := "https://localhost:9443/validate-muster-dev-v1alpha1-trainingjob"
+	if cc := w.Webhooks[0].ClientConfig; len(cc) != 1 || cc["url"] != url {
+		t.Errorf("webhook clientConfig %v, want url %s only", cc, url)
+	}
+	if !strings.Contains(string(dev), `url: "`+url+`"`) {
+		t.Errorf("config/dev does not call %s", url)
+	}
+	if find(got, "MutatingWebhookConfiguration muster-mutating-webhook") != nil {
+		t.Error("a mutating webhook: every default is the schema's, and each call would cost every create")
+	}
+
 	c := deployment(t, find(got, "Deployment muster-system/muster-operator")).Template.Spec.Containers[0]
 	if !slices.Contains(c.Args, "--webhook-host-names=localhost") {
 		t.Errorf("the operator's args %v lack --webhook-host-names=localhost", c.Args)
@@ -634,7 +633,7 @@ func compareObjects(t *testing.T, got *object, want object) {
 		if !reflect.DeepEqual(g.RoleRef, w.RoleRef) || !reflect.DeepEqual(g.Subjects, w.Subjects) {
 			t.Errorf("%s binds %v to %v, want %v to %v", want.id(), g.RoleRef, g.Subjects, w.RoleRef, w.Subjects)
 		}
-	case "MutatingWebhookConfiguration", "ValidatingWebhookConfiguration":
+	case "ValidatingWebhookConfiguration":
 		sameField(t, *got, want, "webhooks")
 	case "Service":
 		sameField(t, *got, want, "spec")

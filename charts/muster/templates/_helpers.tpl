@@ -81,14 +81,14 @@ config/rbac/role.yaml.
 {{- end -}}
 
 {{- define "muster.rules.cluster" -}}
-# The webhook's certificate rotator watches the webhook configurations and
-# writes the CA into Muster's two.
+# The webhook's certificate rotator watches the validating webhook
+# configurations and writes the CA into Muster's.
 - apiGroups: [admissionregistration.k8s.io]
-  resources: [mutatingwebhookconfigurations, validatingwebhookconfigurations]
+  resources: [validatingwebhookconfigurations]
   verbs: [get, list, watch]
 - apiGroups: [admissionregistration.k8s.io]
-  resourceNames: [muster-mutating-webhook, muster-validating-webhook]
-  resources: [mutatingwebhookconfigurations, validatingwebhookconfigurations]
+  resourceNames: [muster-validating-webhook]
+  resources: [validatingwebhookconfigurations]
   verbs: [update]
 # The metrics endpoint checks its clients' tokens and rights.
 - apiGroups: [authentication.k8s.io]
