@@ -9,10 +9,11 @@ import (
 )
 
 // expectations remembers the pod creates and deletes, and the Service
-// creates, the operator made that its cache has not shown yet. Planning on a cache that lags behind our own
-// writes would create a pod twice or count a failure twice; while an
-// expectation is open, the job waits instead. An expectation that is never
-// met (the object was created and deleted before the cache saw it) expires.
+// creates, the operator made that its cache has not shown yet. Planning on
+// a cache that lags behind our own writes would create a pod twice or count
+// a failure twice; while a pod expectation is open, the job waits instead.
+// An expectation that is never met (the object was created and deleted
+// before the cache saw it) expires.
 type expectations struct {
 	mu      sync.Mutex
 	timeout time.Duration
@@ -25,8 +26,8 @@ type jobExpectations struct {
 	// service is when the job's Service was created; zero once the cache
 	// shows it. It does not hold the job back: a job with no pods to make
 	// yet (suspended, queued, held) plans again as soon as its own status
-	// write comes back, and must not take its new Service for missing and
-	// make it again, or the refused second create for a name taken.
+	// write comes back, and must neither make its new Service again nor
+	// take the refused second create for a name taken.
 	service time.Time
 }
 
