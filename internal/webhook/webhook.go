@@ -1,6 +1,6 @@
-// Package webhook serves the TrainingJob admission webhook: a validator that
-// refuses a job the CRD's schema and CEL rules accept but
-// the operator could not run. The checks themselves live in
+// Package webhook serves the TrainingJob admission webhook: a validator
+// that refuses a job the CRD's schema and CEL rules accept but the
+// operator could not run. The checks themselves live in
 // internal/validation; this package only turns their field errors into an
 // admission answer, and keeps the serving certificate rotated (certs.go).
 package webhook

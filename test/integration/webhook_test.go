@@ -13,13 +13,17 @@ import (
 	"github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
+	"sigs.k8s.io/yaml"
 
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	musterwebhook "github.com/muster-dev/muster/internal/webhook"
 )
 
@@ -108,4 +112,47 @@ func freePort(t *testing.T) int {
 	}
 	defer func() { _ = l.Close() }()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// The shipped configuration does not send an update that leaves the spec
+// as it was: with the operator unreachable, a job still takes a label and
+// is still deleted in the foreground (the garbage collector takes its
+// finalizer off with an update), while a spec change is refused.
+func TestUpdatesThatKeepTheSpecDoNotNeedTheOperator(t *testing.T) {
+	e := newEnv(t)
+	e.create(e.job("j").Role("worker", 1).Suspend(true).Obj())
+
+	// The shipped configuration, pointed at a port nothing listens on and
+	// scoped to this test's namespace.
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "webhook", "webhooks.yaml"))
+	e.g.Expect(err).NotTo(gomega.HaveOccurred())
+	unreachable := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	e.g.Expect(yaml.Unmarshal(raw, unreachable)).To(gomega.Succeed())
+	unreachable.Name = e.ns + "-unreachable"
+	for i := range unreachable.Webhooks {
+		w := &unreachable.Webhooks[i]
+		w.ClientConfig = admissionregistrationv1.WebhookClientConfig{
+			URL: ptr.To("https://127.0.0.1:" + strconv.Itoa(freePort(t)) + "/validate"),
+		}
+		w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: e.ns}}
+		w.TimeoutSeconds = ptr.To[int32](2)
+	}
+	e.g.Expect(unreachable.Webhooks).NotTo(gomega.BeEmpty())
+	e.g.Expect(k8s.Create(e.ctx(), unreachable)).To(gomega.Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), unreachable) })
+
+	job := &musterv1.TrainingJob{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "j"}}
+	// Once the API server has the configuration, a spec change is sent,
+	// and refused.
+	e.g.Eventually(func() error {
+		return k8s.Patch(e.ctx(), job, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"run":{"suspend":false}}}`)))
+	}, timeout, interval).Should(gomega.MatchError(gomega.ContainSubstring("failed calling webhook")))
+	e.g.Expect(k8s.Patch(e.ctx(), job, client.RawPatch(types.MergePatchType,
+		[]byte(`{"metadata":{"labels":{"team":"vision"}}}`)))).To(gomega.Succeed())
+	e.g.Expect(e.get("j").Labels).To(gomega.HaveKeyWithValue("team", "vision"))
+
+	e.g.Expect(k8s.Delete(e.ctx(), job, client.PropagationPolicy(metav1.DeletePropagationForeground))).To(gomega.Succeed())
+	e.g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(e.ctx(), client.ObjectKeyFromObject(job), &musterv1.TrainingJob{}))
+	}, timeout, interval).Should(gomega.BeTrue(), "the garbage collector took the foreground-deletion finalizer off")
 }
