@@ -16,21 +16,34 @@ import (
 // apiserver_request_total counter.
 type requests map[string]float64
 
-// scrapeRequests reads the API server's request counters.
-func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (requests, error) {
+// apiCounters are the API server's counters the bench reads.
+type apiCounters struct {
+	requests requests
+	// terminatedWatches are the watches, of any resource, the API server
+	// closed because their client fell behind.
+	terminatedWatches float64
+}
+
+// minus is c less an earlier reading.
+func (c apiCounters) minus(before apiCounters) apiCounters {
+	return apiCounters{requests: c.requests.minus(before.requests), terminatedWatches: c.terminatedWatches - before.terminatedWatches}
+}
+
+// scrapeAPI reads the API server's counters.
+func scrapeAPI(ctx context.Context, cs kubernetes.Interface) (apiCounters, error) {
 	raw, err := cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("reading the API server's metrics: %w", err)
+		return apiCounters{}, fmt.Errorf("reading the API server's metrics: %w", err)
 	}
-	out := requests{}
+	out := apiCounters{requests: requests{}}
 	sc := bufio.NewScanner(strings.NewReader(string(raw)))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, terminatedWatchesMetric+"{") {
+		if strings.HasPrefix(line, "apiserver_terminated_watchers_total{") {
 			if _, value, ok := strings.Cut(line, "} "); ok {
 				v, _ := strconv.ParseFloat(value, 64)
-				out[terminatedWatchesKey] += v
+				out.terminatedWatches += v
 			}
 			continue
 		}
@@ -55,21 +68,10 @@ func scrapeRequests(ctx context.Context, cs kubernetes.Interface) (requests, err
 		if code := l["code"]; code != "" && !strings.HasPrefix(code, "2") {
 			key += " (" + code + ")"
 		}
-		out[key] += v
+		out.requests[key] += v
 	}
 	return out, sc.Err()
 }
-
-// The watches the API server closed because their client fell behind, of
-// any resource, are kept among the requests under a key no request has.
-const (
-	terminatedWatchesMetric = "apiserver_terminated_watchers_total"
-	terminatedWatchesKey    = "terminated watches"
-)
-
-// terminatedWatches is how many watches the API server closed for falling
-// behind.
-func (r requests) terminatedWatches() float64 { return r[terminatedWatchesKey] }
 
 func parseLabels(s string) map[string]string {
 	out := map[string]string{}

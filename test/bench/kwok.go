@@ -104,7 +104,7 @@ func (b *bench) runScenario(ctx context.Context, s *scenario) error {
 // and for the API server's writes to settle, and fills in what it cost.
 func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, begin func() error) error {
 	cpu0 := b.cpuSeconds()
-	reqs0, err := scrapeRequests(ctx, b.cs)
+	api0, err := scrapeAPI(ctx, b.cs)
 	if err != nil {
 		return err
 	}
@@ -127,12 +127,12 @@ func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, beg
 	out.all = last.Sub(start)
 	out.created, out.bound = b.track.lastOf(b.track.created, ns, start), b.track.lastOf(b.track.bound, ns, start)
 	out.perJob = b.track.perJob(ns, start)
-	reqs, err := b.settle(ctx)
+	api, err := b.settle(ctx)
 	if err != nil {
 		return err
 	}
-	out.reqs = reqs.minus(reqs0)
-	out.terminated = reqs.terminatedWatches() - reqs0.terminatedWatches()
+	spent := api.minus(api0)
+	out.reqs, out.terminated = spent.requests, spent.terminatedWatches
 	out.cpu = map[string]float64{}
 	for name, v := range b.cpuSeconds() {
 		out.cpu[name] = v - cpu0[name]
@@ -148,19 +148,19 @@ func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, beg
 // settle waits until the API server has taken no write for two readings
 // a second apart (trailing status and endpoint updates count), at most a
 // minute, and returns the last reading.
-func (b *bench) settle(ctx context.Context) (requests, error) {
-	prev, err := scrapeRequests(ctx, b.cs)
+func (b *bench) settle(ctx context.Context) (apiCounters, error) {
+	prev, err := scrapeAPI(ctx, b.cs)
 	if err != nil {
-		return nil, err
+		return apiCounters{}, err
 	}
 	quiet := 0
 	for range 60 {
 		time.Sleep(time.Second)
-		cur, err := scrapeRequests(ctx, b.cs)
+		cur, err := scrapeAPI(ctx, b.cs)
 		if err != nil {
-			return nil, err
+			return apiCounters{}, err
 		}
-		if cur.minus(prev).writes() == 0 {
+		if cur.requests.minus(prev.requests).writes() == 0 {
 			quiet++
 			if quiet == 2 {
 				return cur, nil

@@ -221,6 +221,10 @@ func measuredProcesses(cfg *devcluster.Config, operator process) (map[string]pro
 func (b *bench) warmUp(ctx context.Context, s *scenario) error {
 	w := &scenario{name: "warmup", jobs: s.jobs, perJob: s.perJob}
 	b.logf("warming up: %d pods with the plain client, unmeasured", w.jobs*w.perJob)
+	// Nothing of it is reported, so it writes no profile either.
+	profile := b.o.profile
+	b.o.profile = 0
+	defer func() { b.o.profile = profile }()
 	return b.floorSide(ctx, w)
 }
 
