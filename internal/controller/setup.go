@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"context"
 	"fmt"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -96,6 +97,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	if opts.APIReader == nil {
 		opts.APIReader = mgr.GetAPIReader()
+	}
+	if err := indexPods(context.Background(), mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("indexing pods by job: %w", err)
 	}
 	jobs.setSource(mgr.GetCache(), mgr.Elected())
 	return NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("muster-operator"), opts).SetupWithManager(mgr)

@@ -74,14 +74,13 @@ func releasePatch(uid types.UID) []byte {
 // deletes them. Only pods already being deleted are released, so that a
 // new job of the same name, not yet in the cache, keeps its pods tracked.
 func (r *Reconciler) releaseOrphans(ctx context.Context, job types.NamespacedName) error {
-	var list corev1.PodList
-	if err := r.client.List(ctx, &list, client.InNamespace(job.Namespace),
-		client.MatchingLabels{musterv1.LabelJobName: job.Name}); err != nil {
+	items, err := r.listJobPods(ctx, job)
+	if err != nil {
 		return err
 	}
 	var refs []plan.PodRef
-	for i := range list.Items {
-		if p := &list.Items[i]; observe.Tracked(p) && p.DeletionTimestamp != nil {
+	for i := range items {
+		if p := &items[i]; observe.Tracked(p) && p.DeletionTimestamp != nil {
 			refs = append(refs, plan.PodRef{Name: p.Name, UID: p.UID})
 		}
 	}

@@ -208,15 +208,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 // Only objects the job controls count: a same-named object someone else made
 // is never adopted or deleted.
 func (r *Reconciler) observe(ctx context.Context, job *musterv1.TrainingJob) ([]*corev1.Pod, bool, error) {
-	var list corev1.PodList
-	if err := r.client.List(ctx, &list, client.InNamespace(job.Namespace),
-		client.MatchingLabels{musterv1.LabelJobName: job.Name}); err != nil {
+	items, err := r.listJobPods(ctx, client.ObjectKeyFromObject(job))
+	if err != nil {
 		return nil, false, err
 	}
-	pods := make([]*corev1.Pod, 0, len(list.Items))
+	pods := make([]*corev1.Pod, 0, len(items))
 	var orphans []plan.PodRef
-	for i := range list.Items {
-		p := &list.Items[i]
+	for i := range items {
+		p := &items[i]
 		switch {
 		case metav1.IsControlledBy(p, job):
 			pods = append(pods, p)
@@ -230,7 +229,7 @@ func (r *Reconciler) observe(ctx context.Context, job *musterv1.TrainingJob) ([]
 		return nil, false, err
 	}
 	var svc corev1.Service
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: objects.ServiceName(job)}, &svc)
+	err = r.client.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: objects.ServiceName(job)}, &svc)
 	if err != nil && !apierrors.IsNotFound(err) {
 		return nil, false, err
 	}

@@ -77,7 +77,8 @@ func newHarness(t *testing.T, job *musterv1.TrainingJob, funcs interceptor.Funcs
 		}
 		return c.Create(ctx, obj, o...)
 	}
-	base := fake.NewClientBuilder().WithScheme(scheme).WithObjects(job).WithStatusSubresource(&musterv1.TrainingJob{}).Build()
+	base := fake.NewClientBuilder().WithScheme(scheme).WithObjects(job).WithStatusSubresource(&musterv1.TrainingJob{}).
+		WithIndex(&corev1.Pod{}, podJobIndex, podJob).Build()
 	h.c = interceptor.NewClient(base, funcs)
 	opts.Clock = clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
 	h.r = NewReconciler(h.c, h.rec, opts)
