@@ -173,7 +173,6 @@ func run(f *flags) error {
 		CreateWorkers:           f.createWorkers,
 		PodEventBatch:           f.podEventBatch,
 		StatusBatch:             f.statusBatch,
-		ExpectationTimeout:      time.Minute,
 		StatusClient:            statusClient,
 		Gang:                    gangs,
 		Kueue:                   f.kueue,

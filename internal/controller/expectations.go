@@ -12,8 +12,11 @@ import (
 // creates, the operator made that its cache has not shown yet. Planning on
 // a cache that lags behind our own writes would create a pod twice or count
 // a failure twice; while a pod expectation is open, the job waits instead.
-// An expectation that is never met (the object was created and deleted
-// before the cache saw it) expires.
+// A pod expectation is met by the pod's own events as the cache takes them
+// in (a pod created and deleted again before the job is planned meets its
+// create when it is added, or when it goes), and by what the cache holds
+// when the job is planned. One that is never met (the watch missed the
+// pod's whole life) expires.
 type expectations struct {
 	mu      sync.Mutex
 	timeout time.Duration
@@ -75,6 +78,28 @@ func (e *expectations) createFailed(job types.UID, name string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	delete(e.get(job).creates, name)
+}
+
+// podSeen meets the expectations a pod event settles: the create of the
+// instance the cache has just taken in (added) or let go (gone: the cache
+// may never have shown it), and the delete of one that is gone. Only a
+// create whose answer named this UID is met: before the answer, an event of
+// the name alone could be an earlier instance's, and the cache check at
+// the next plan meets it instead.
+func (e *expectations) podSeen(job types.UID, name string, uid types.UID, gone bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j := e.jobs[job]
+	if j == nil {
+		return
+	}
+	if c, ok := j.creates[name]; ok && c.uid == uid {
+		delete(j.creates, name)
+	}
+	if gone {
+		delete(j.deletes, uid)
+	}
+	e.dropIfEmpty(job, j)
 }
 
 func (e *expectations) expectDelete(job types.UID, pod types.UID, now time.Time) {

@@ -110,3 +110,42 @@ func TestServiceExpectation(t *testing.T) {
 		t.Fatal("pods met do not drop an open Service expectation")
 	}
 }
+
+// The pod events the cache takes in meet the expectations of the instance
+// they are about, even when the cache no longer holds it when the job is
+// planned: a pod created and deleted again before that does not hold the
+// job until the timeout.
+func TestExpectationsMetByPodEvents(t *testing.T) {
+	t0 := time.Unix(100, 0)
+	type event struct {
+		added     bool
+		name, uid string
+	}
+	cases := map[string]struct {
+		created string // the UID the create's answer named; "" for none yet
+		events  []event
+		wantOK  bool
+	}{
+		"added":                          {created: "2", events: []event{{true, "a", "2"}}, wantOK: true},
+		"added, then gone":               {created: "2", events: []event{{true, "a", "2"}, {false, "a", "2"}}, wantOK: true},
+		"gone unseen":                    {created: "2", events: []event{{false, "a", "2"}}, wantOK: true},
+		"an earlier instance's events":   {created: "2", events: []event{{true, "a", "1"}, {false, "a", "1"}}, wantOK: false},
+		"added before the create answer": {created: "", events: []event{{true, "a", "2"}}, wantOK: false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := newExpectations(10 * time.Second)
+			e.expectCreate("job", "a", t0)
+			if tc.created != "" {
+				e.created("job", "a", types.UID(tc.created))
+			}
+			for _, ev := range tc.events {
+				e.podSeen("job", ev.name, types.UID(ev.uid), !ev.added)
+			}
+			// The cache holds none of the job's pods when it is planned.
+			if ok, _ := e.satisfied("job", nil, t0.Add(time.Second)); ok != tc.wantOK {
+				t.Errorf("satisfied = %v, want %v", ok, tc.wantOK)
+			}
+		})
+	}
+}

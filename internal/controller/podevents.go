@@ -33,8 +33,15 @@ import (
 // failures and deletions within the delay are batched as before, so a job
 // losing many pods at once (suspended, a node gone, a collective that
 // failed together) is still planned in a few reconciles, not one per pod.
-func batchedOwnerEvents(delay time.Duration, clk clock.PassiveClock) handler.EventHandler {
+//
+// Each pod added or gone also meets its job's expectations of it (seen).
+func batchedOwnerEvents(delay time.Duration, clk clock.PassiveClock, seen podObserver) handler.EventHandler {
 	losses := &leadingEdge{window: delay, clock: clk, last: map[types.NamespacedName]time.Time{}}
+	observe := func(obj client.Object, gone bool) {
+		if ref := metav1.GetControllerOf(obj); ref != nil && ref.Kind == "TrainingJob" && ref.APIVersion == musterv1.GroupVersion.String() {
+			seen.podSeen(ref.UID, obj.GetName(), obj.GetUID(), gone)
+		}
+	}
 	enqueue := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], now, lost bool) {
 		name := ""
 		if ref := metav1.GetControllerOf(obj); ref != nil {
@@ -59,18 +66,26 @@ func batchedOwnerEvents(delay time.Duration, clk clock.PassiveClock) handler.Eve
 	}
 	return handler.Funcs{
 		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			observe(e.Object, false)
 			enqueue(e.Object, q, false, false)
 		},
 		UpdateFunc: func(_ context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			enqueue(e.ObjectNew, q, heldForUs(e.ObjectOld, e.ObjectNew), justFailed(e.ObjectOld, e.ObjectNew))
 		},
 		DeleteFunc: func(_ context.Context, e event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			observe(e.Object, true)
 			enqueue(e.Object, q, false, true)
 		},
 		GenericFunc: func(_ context.Context, e event.GenericEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			enqueue(e.Object, q, false, false)
 		},
 	}
+}
+
+// podObserver is told of every pod the cache takes in or lets go: the
+// reconciler's expectations.
+type podObserver interface {
+	podSeen(job types.UID, name string, uid types.UID, gone bool)
 }
 
 // heldForUs is whether a pod has just been asked to go while it carries

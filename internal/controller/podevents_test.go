@@ -32,7 +32,7 @@ func TestPodEventsBatchExceptDeletionsHeldForUs(t *testing.T) {
 	orphan := running.DeepCopy()
 	orphan.OwnerReferences = nil
 
-	h := batchedOwnerEvents(time.Hour, clock.RealClock{})
+	h := batchedOwnerEvents(time.Hour, clock.RealClock{}, newExpectations(time.Minute))
 	cases := map[string]struct {
 		old, cur *corev1.Pod
 		want     int // requests queued at once
@@ -63,7 +63,7 @@ func TestPodEventsBatchExceptDeletionsHeldForUs(t *testing.T) {
 // gone meanwhile are batched; another job's are not held back by it.
 func TestFirstPodGoneIsNotBatched(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
-	h := batchedOwnerEvents(time.Second, clk)
+	h := batchedOwnerEvents(time.Second, clk, newExpectations(time.Minute))
 	a := testutil.MakeJob("a", "ns").UID("a").Role("w", 3).WithDefaults().Obj()
 	b := testutil.MakeJob("b", "ns").UID("b").Role("w", 1).WithDefaults().Obj()
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
@@ -96,7 +96,7 @@ func TestFirstPodGoneIsNotBatched(t *testing.T) {
 // batched.
 func TestFirstPodFailedIsNotBatched(t *testing.T) {
 	clk := clocktesting.NewFakePassiveClock(time.Unix(1000, 0))
-	h := batchedOwnerEvents(time.Second, clk)
+	h := batchedOwnerEvents(time.Second, clk, newExpectations(time.Minute))
 	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 2).WithDefaults().Obj()
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
 	defer q.ShutDown()
@@ -135,4 +135,29 @@ func drain(q workqueue.TypedRateLimitingInterface[reconcile.Request]) int {
 		q.Forget(req)
 	}
 	return n
+}
+
+// The pod events meet the expectations of the job that controls the pod.
+func TestPodEventsMeetTheJobsExpectations(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 2).WithDefaults().Obj()
+	p0 := testutil.MakePod(job, "w", 0).Obj()
+	p1 := testutil.MakePod(job, "w", 1).Obj()
+	now := time.Unix(100, 0)
+	e := newExpectations(time.Minute)
+	for _, p := range []*corev1.Pod{p0, p1} {
+		p.OwnerReferences = []metav1.OwnerReference{objects.OwnerReference(job)}
+		e.expectCreate(job.UID, p.Name, now)
+		e.created(job.UID, p.Name, p.UID)
+	}
+	h := batchedOwnerEvents(time.Second, clocktesting.NewFakePassiveClock(now), e)
+	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+	defer q.ShutDown()
+	h.Create(context.Background(), event.CreateEvent{Object: p0}, q)
+	if ok, _ := e.satisfied(job.UID, nil, now); ok {
+		t.Fatal("satisfied after one of two pods was added")
+	}
+	h.Delete(context.Background(), event.DeleteEvent{Object: p1}, q)
+	if ok, _ := e.satisfied(job.UID, nil, now); !ok {
+		t.Error("not satisfied after the other pod went: it holds the job until the timeout")
+	}
 }

@@ -39,7 +39,10 @@ type Options struct {
 	// in parallel.
 	CreateWorkers int
 	// ExpectationTimeout is how long a job waits for the cache to show the
-	// operator's own pod writes before it plans anyway.
+	// operator's own pod writes before it plans anyway. The pod events meet
+	// the expectations as they come, so it only runs out when the cache is
+	// that far behind, or its watch missed a pod's whole life; five
+	// minutes, as Kubernetes' Job controller.
 	ExpectationTimeout time.Duration
 	// StatusClient writes job status. Give it its own rate limiter so status
 	// never queues behind a burst of pod creates.
@@ -80,7 +83,7 @@ func (o *Options) defaults(c client.Client) {
 		o.CreateWorkers = 32
 	}
 	if o.ExpectationTimeout <= 0 {
-		o.ExpectationTimeout = time.Minute
+		o.ExpectationTimeout = 5 * time.Minute
 	}
 	if o.StatusClient == nil {
 		o.StatusClient = c
@@ -270,7 +273,7 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	owned := handler.EnqueueRequestForOwner(mgr.GetScheme(), mgr.GetRESTMapper(), &musterv1.TrainingJob{}, handler.OnlyControllerOwner())
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&musterv1.TrainingJob{}).
-		Watches(&corev1.Pod{}, batchedOwnerEvents(r.opts.PodEventBatch, r.opts.Clock)).
+		Watches(&corev1.Pod{}, batchedOwnerEvents(r.opts.PodEventBatch, r.opts.Clock, r.expect)).
 		Watches(&corev1.Service{}, owned).
 		Watches(&appsv1.Deployment{}, owned)
 	// Only the enabled backends' kinds are watched: a cluster without
