@@ -38,14 +38,14 @@ import (
 func batchedOwnerEvents(delay time.Duration, clk clock.PassiveClock, seen podObserver) handler.EventHandler {
 	losses := &leadingEdge{window: delay, clock: clk, last: map[types.NamespacedName]time.Time{}}
 	observe := func(obj client.Object, gone bool) {
-		if ref := metav1.GetControllerOf(obj); ref != nil && ref.Kind == "TrainingJob" && ref.APIVersion == musterv1.GroupVersion.String() {
+		if ref, ours := jobOwner(obj); ref != nil && ours {
 			seen.podSeen(ref.UID, obj.GetName(), obj.GetUID(), gone)
 		}
 	}
 	enqueue := func(obj client.Object, q workqueue.TypedRateLimitingInterface[reconcile.Request], now, lost bool) {
 		name := ""
-		if ref := metav1.GetControllerOf(obj); ref != nil {
-			if ref.Kind != "TrainingJob" || ref.APIVersion != musterv1.GroupVersion.String() {
+		if ref, ours := jobOwner(obj); ref != nil {
+			if !ours {
 				return
 			}
 			name = ref.Name
@@ -80,6 +80,13 @@ func batchedOwnerEvents(delay time.Duration, clk clock.PassiveClock, seen podObs
 			enqueue(e.Object, q, false, false)
 		},
 	}
+}
+
+// jobOwner is the pod's controller, if any, and whether it is a
+// TrainingJob.
+func jobOwner(obj client.Object) (*metav1.OwnerReference, bool) {
+	ref := metav1.GetControllerOf(obj)
+	return ref, ref != nil && ref.Kind == "TrainingJob" && ref.APIVersion == musterv1.GroupVersion.String()
 }
 
 // podObserver is told of every pod the cache takes in or lets go: the
