@@ -37,6 +37,7 @@ type flags struct {
 	podEventBatch           time.Duration
 	statusBatch             time.Duration
 	metricsAddr, healthAddr string
+	pprofAddr               string
 	metricsSecure           bool
 	metricsCertDir          string
 	leaderElect             bool
@@ -84,6 +85,10 @@ func parseFlags() *flags {
 	flag.BoolVar(&f.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the API server authenticates (TokenReview) and authorizes (SubjectAccessReview); false serves plain HTTP to anyone")
 	flag.StringVar(&f.metricsCertDir, "metrics-cert-dir", "", "folder with tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate)")
 	flag.StringVar(&f.healthAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
+	// Profiles show the jobs' names and specs in memory, and are served
+	// without authentication: off unless asked for, and best bound to
+	// 127.0.0.1 (reached with kubectl port-forward).
+	flag.StringVar(&f.pprofAddr, "pprof-bind-address", "0", "address of Go's /debug/pprof endpoints (CPU, heap, goroutines), unauthenticated; 0 disables them")
 	flag.BoolVar(&f.leaderElect, "leader-elect", true, "elect a leader so only one replica acts")
 	flag.StringVar(&f.leaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the operator's own)")
 	flag.StringVar(&f.namespaces, "namespaces", "", "comma-separated namespaces to watch (default: all)")
@@ -153,6 +158,7 @@ func run(f *flags) error {
 		Client:                        controller.ClientOptions(),
 		Metrics:                       metricsOptions(f),
 		HealthProbeBindAddress:        f.healthAddr,
+		PprofBindAddress:              f.pprofAddr,
 		LeaderElection:                f.leaderElect,
 		LeaderElectionID:              "muster-operator.muster.dev",
 		LeaderElectionNamespace:       f.leaderElectionNamespace,

@@ -198,6 +198,10 @@ func (b *bench) musterSide(ctx context.Context, s *scenario) error {
 	if err != nil {
 		return err
 	}
+	// Every pod is in the operator's cache now: its heap is at its largest.
+	if err := b.profileOperatorHeap(ctx, ns); err != nil {
+		return err
+	}
 	var jobs musterv1.TrainingJobList
 	if err := b.c.List(ctx, &jobs, client.InNamespace(ns)); err != nil {
 		return err

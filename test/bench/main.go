@@ -36,7 +36,7 @@ func main() {
 	flag.StringVar(&o.big, "big", "500,5000", "comma-separated pod counts of single big jobs; empty skips")
 	flag.StringVar(&o.huge, "huge", "1000x10", "JOBSxPODS: the largest run; empty skips")
 	flag.StringVar(&o.out, "out", "_output/bench", "folder of the report")
-	flag.IntVar(&o.profile, "profile", 0, "record the API server's CPU profile over the first SECONDS of each side of each scenario, into the report's folder; 0 skips")
+	flag.IntVar(&o.profile, "profile", 0, "record the API server's CPU profile over the first SECONDS of each side of each scenario, and the operator's heap once its pods all run, into the report's folder; 0 skips")
 	flag.BoolVar(&o.skipTorch, "skip-torch", false, "skip the real-torch recovery and rescale measurements")
 	flag.Parse()
 	if err := run(o); err != nil {

@@ -3,10 +3,16 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 )
+
+// operatorPprofAddr is where config/profiling serves the operator's
+// /debug/pprof, in its pod's network namespace.
+const operatorPprofAddr = "127.0.0.1:8082"
 
 // profileAPIServer records the API server's CPU profile over the first
 // seconds of a measurement into out/<name>-apiserver.pprof, for
@@ -31,4 +37,34 @@ func (b *bench) profileAPIServer(ctx context.Context, name string) func() error 
 		done <- os.WriteFile(filepath.Join(b.o.out, name+"-apiserver.pprof"), raw, 0o644)
 	}()
 	return func() error { return <-done }
+}
+
+// profileOperatorHeap records the operator's heap profile into
+// out/<name>-operator-heap.pprof, for `go tool pprof -sample_index=inuse_space`:
+// what its memory holds, and -sample_index=alloc_space: what it allocated
+// since it started.
+func (b *bench) profileOperatorHeap(ctx context.Context, name string) error {
+	if b.o.profile <= 0 {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+operatorPprofAddr+"/debug/pprof/heap", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := b.opMetrics.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("profiling the operator's heap: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("profiling the operator's heap: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("profiling the operator's heap: %s: %s", resp.Status, raw)
+	}
+	if err := os.MkdirAll(b.o.out, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(b.o.out, name+"-operator-heap.pprof"), raw, 0o644)
 }

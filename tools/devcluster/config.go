@@ -104,8 +104,9 @@ type Config struct {
 	Schedulers []string
 	// Kueue runs Kueue's controller manager with its CRDs and webhooks.
 	Kueue bool
-	// Profiling serves the API server's /debug/pprof to its admins (the
-	// benchmark records CPU profiles); off otherwise.
+	// Profiling serves the API server's /debug/pprof to its admins, and the
+	// operator's on its pod's loopback address (config/profiling): the
+	// benchmark records their profiles. Off otherwise.
 	Profiling bool
 	// Out receives one progress line per step.
 	Out io.Writer

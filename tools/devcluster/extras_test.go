@@ -467,13 +467,13 @@ func TestRequiredVersionSkipsReplacements(t *testing.T) {
 }
 
 // The operator is installed with the components of the schedulers the
-// cluster runs, and kustomize builds it.
+// cluster runs, and profiling when it profiles.
 func TestInstallKustomizationAddsTheSchedulersComponents(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &Config{Root: root, StateDir: t.TempDir(), Schedulers: []string{"coscheduling", "volcano"}, Kueue: true}
+	c := &Config{Root: root, StateDir: t.TempDir(), Schedulers: []string{"coscheduling", "volcano"}, Kueue: true, Profiling: true}
 	dir, err := c.installKustomization()
 	if err != nil {
 		t.Fatal(err)
@@ -482,7 +482,7 @@ func TestInstallKustomizationAddsTheSchedulersComponents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"config/dev", "config/gang/coscheduling", "config/gang/volcano", "config/queue/kueue"} {
+	for _, want := range []string{"config/dev", "config/gang/coscheduling", "config/gang/volcano", "config/queue/kueue", "config/profiling"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("kustomization lacks %s:\n%s", want, b)
 		}

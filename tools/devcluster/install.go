@@ -62,8 +62,9 @@ func (c *Config) installOperator(ctx context.Context, kubectl string, cs kuberne
 
 // installKustomization is what the operator is installed from: config/dev,
 // plus the component of each gang scheduler and of Kueue this cluster
-// runs, so the operator drives them with exactly their RBAC. Without any,
-// it is config/dev itself.
+// runs, so the operator drives them with exactly their RBAC, and
+// config/profiling when the cluster profiles. Without any, it is
+// config/dev itself.
 func (c *Config) installKustomization() (string, error) {
 	dev := filepath.Join(c.Root, "config", "dev")
 	var components []string
@@ -73,6 +74,9 @@ func (c *Config) installKustomization() (string, error) {
 	if c.Kueue {
 		components = append(components, filepath.Join(c.Root, "config", "queue", "kueue"))
 	}
+	if c.Profiling {
+		components = append(components, filepath.Join(c.Root, "config", "profiling"))
+	}
 	if len(components) == 0 {
 		return dev, nil
 	}
@@ -81,7 +85,7 @@ func (c *Config) installKustomization() (string, error) {
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString("# Written by muster-dev: config/dev and the components of the schedulers this cluster runs.\n")
+	b.WriteString("# Written by muster-dev: config/dev and the components this cluster runs.\n")
 	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
 	// kustomize resolves the paths from the folder's real location: with
 	// a state dir behind a symbolic link, a path relative to the link would
