@@ -186,7 +186,10 @@ func (b *bench) musterSide(ctx context.Context, s *scenario) error {
 		workqueue.ParallelizeUntil(ctx, 16, s.jobs, func(i int) {
 			job := testutil.MakeJob(jobName(i), ns).Role("worker", int32(s.perJob)).
 				RestartPolicy(musterv1.RestartPolicyOnFailure).
-				Template(func(p *corev1.PodTemplateSpec) { p.Spec = fakePodSpec() }).Obj()
+				Template(func(p *corev1.PodTemplateSpec) {
+					p.Labels = map[string]string{jobLabel: jobName(i)}
+					p.Spec = fakePodSpec()
+				}).Obj()
 			if err := b.c.Create(ctx, job); err != nil {
 				mu.Lock()
 				createErr = err

@@ -33,9 +33,11 @@ type seen struct {
 	at            time.Time
 }
 
-// jobLabel groups pods into jobs: Muster's label, which the floor's pods
-// carry too.
-const jobLabel = "muster.dev/job-name"
+// jobLabel groups pods into jobs on both sides: the floor's pods carry it,
+// and Muster's from their job's template. It is the bench's own: were it
+// Muster's job label, the operator would cache and watch the floor's pods
+// and Services, and add its watch to the floor's side.
+const jobLabel = "bench.muster.dev/job"
 
 func newTracker(ctx context.Context, cs kubernetes.Interface) (*tracker, error) {
 	t := &tracker{running: map[types.UID]seen{}, created: map[types.UID]seen{}, bound: map[types.UID]seen{}, changed: make(chan struct{}, 1)}
