@@ -1,0 +1,109 @@
+package controller
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan"
+	"github.com/muster-dev/muster/internal/plan/observe"
+	"github.com/muster-dev/muster/internal/policy"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+// asFromANode fills in what a kubelet reports and a user's template adds,
+// none of which planning reads: annotations, the spec, every condition,
+// images and mounts, IPs, a sidecar still running.
+func asFromANode(pod *corev1.Pod, at time.Time) *corev1.Pod {
+	t := metav1.NewTime(at)
+	pod.Annotations = map[string]string{"team.example.com/owner": "vision", musterv1.AnnotationJobUID: "uid-1"}
+	pod.Finalizers = []string{musterv1.FinalizerTracking}
+	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName, Containers: []corev1.Container{{Name: "main", Image: "registry.example.com/train:1"}}}
+	st := &pod.Status
+	st.HostIP, st.QOSClass, st.StartTime = "10.0.0.7", corev1.PodQOSBurstable, &t
+	if st.Phase != corev1.PodPending {
+		st.PodIP = "10.244.3.9"
+		st.PodIPs = []corev1.PodIP{{IP: st.PodIP}}
+	}
+	for _, c := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
+		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: c, Status: corev1.ConditionTrue, LastTransitionTime: t})
+	}
+	st.ContainerStatuses = append(st.ContainerStatuses, corev1.ContainerStatus{
+		Name: "sidecar", Image: "registry.example.com/sidecar:1", ImageID: "sha256:0123", ContainerID: "containerd://abc",
+		Ready: true, Started: new(true), State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t}},
+		VolumeMounts: []corev1.VolumeMountStatus{{Name: "data", MountPath: "/data"}},
+	})
+	for i := range st.ContainerStatuses {
+		st.ContainerStatuses[i].Image, st.ContainerStatuses[i].ImageID = "registry.example.com/train:1", "sha256:4567"
+	}
+	return pod
+}
+
+// The cache keeps pods trimmed (trimPod): planning must decide the same
+// on a trimmed pod as on the whole one, or the trim dropped a field it
+// reads.
+func TestTrimmedPodsPlanAlike(t *testing.T) {
+	now := time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
+	job := testutil.MakeJob("j", "ns").UID("job-uid").Role("worker", 5).Obj()
+	job.Status = musterv1.TrainingJobStatus{Phase: musterv1.PhaseRunning, StartTime: &metav1.Time{Time: now.Add(-time.Hour)}}
+	unschedulable := testutil.MakePod(job, "worker", 2).Obj()
+	unschedulable.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+		Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."}}
+	preempted := testutil.MakePod(job, "worker", 3).Running().Deleting().Obj()
+	preempted.Spec.NodeName = "node-b"
+	preempted.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue,
+		Reason: "PreemptionByScheduler", Message: "preempted by a higher-priority pod"}}
+	running := testutil.MakePod(job, "worker", 0).StartedAt(now.Add(-time.Minute)).Obj()
+	running.Spec.NodeName = "node-a"
+	failed := testutil.MakePod(job, "worker", 1).Exited(137, "OOMKilled", now.Add(-time.Second)).Obj()
+	failed.Spec.NodeName = "node-a"
+	evicted := testutil.MakePod(job, "worker", 4).PodReason("Evicted").Obj()
+	evicted.Status.Phase, evicted.Status.Message = corev1.PodFailed, "The node was low on resource: memory."
+	var whole, trimmed []*corev1.Pod
+	for _, p := range []*corev1.Pod{running, failed, unschedulable, preempted, evicted} {
+		p = asFromANode(p, now.Add(-time.Hour))
+		whole = append(whole, p)
+		out, err := trimPod(p.DeepCopy())
+		if err != nil {
+			t.Fatal(err)
+		}
+		trimmed = append(trimmed, out.(*corev1.Pod))
+	}
+
+	classifier, errs := policy.ClassifierFor(job)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	for i, p := range whole {
+		tp := trimmed[i]
+		if d := cmp.Diff(plan.ExitOf(p, classifier), plan.ExitOf(tp, classifier)); d != "" {
+			t.Errorf("%s: ExitOf differs (-whole +trimmed):\n%s", p.Name, d)
+		}
+		if d := cmp.Diff(policy.PodEndOf(p), policy.PodEndOf(tp)); d != "" {
+			t.Errorf("%s: PodEndOf differs (-whole +trimmed):\n%s", p.Name, d)
+		}
+		if observe.Unschedulable(p) != observe.Unschedulable(tp) || observe.EndedBeforeDeletion(p) != observe.EndedBeforeDeletion(tp) ||
+			(observe.DeletedByDisruption(p) == nil) != (observe.DeletedByDisruption(tp) == nil) {
+			t.Errorf("%s: observed differently once trimmed", p.Name)
+		}
+		if tp.Status.PodIP != p.Status.PodIP || tp.Spec.NodeName != p.Spec.NodeName {
+			t.Errorf("%s: lost its IP or node", p.Name)
+		}
+	}
+	in := func(pods []*corev1.Pod) plan.Result {
+		return plan.Plan(plan.Input{Job: job.DeepCopy(), Pods: pods, HasService: true, Now: now})
+	}
+	if d := cmp.Diff(in(whole), in(trimmed)); d != "" {
+		t.Errorf("the plan differs (-whole +trimmed):\n%s", d)
+	}
+
+	// And the trim did drop what planning never reads.
+	r := trimmed[0]
+	if r.Annotations != nil || len(r.Spec.Containers) != 0 || len(r.Status.ContainerStatuses) != 0 || len(r.Status.Conditions) != 0 || r.Status.PodIPs != nil {
+		t.Errorf("a running pod kept more than planning reads: %+v", r)
+	}
+}
