@@ -76,9 +76,10 @@ func trimDeployment(obj any) (any, error) {
 // trimPod keeps of a pod what the operator reads, and drops the rest,
 // most of its size: its metadata but the annotations, its node, and of its
 // status the phase, reason, message and IP, the conditions planning acts
-// on, and each container's end. A running pod then holds about a third
-// less in the cache, whatever its images, volumes and annotations.
-// TestTrimmedPodsPlanAlike holds it to what planning reads.
+// on, and each container's end. A running KWOK pod then holds a fifth less
+// in the cache, a kubelet's more (images, IDs and mounts go too), whatever
+// its annotations. TestTrimmedPodsPlanAlike holds it to what planning
+// reads.
 func trimPod(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {
