@@ -32,14 +32,14 @@ func asFromANode(pod *corev1.Pod, at time.Time) *corev1.Pod {
 	for _, c := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
 		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: c, Status: corev1.ConditionTrue, LastTransitionTime: t})
 	}
+	for i := range st.ContainerStatuses {
+		st.ContainerStatuses[i].Image, st.ContainerStatuses[i].ImageID = "registry.example.com/train:1", "sha256:4567"
+	}
 	st.ContainerStatuses = append(st.ContainerStatuses, corev1.ContainerStatus{
 		Name: "sidecar", Image: "registry.example.com/sidecar:1", ImageID: "sha256:0123", ContainerID: "containerd://abc",
 		Ready: true, Started: new(true), State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t}},
 		VolumeMounts: []corev1.VolumeMountStatus{{Name: "data", MountPath: "/data"}},
 	})
-	for i := range st.ContainerStatuses {
-		st.ContainerStatuses[i].Image, st.ContainerStatuses[i].ImageID = "registry.example.com/train:1", "sha256:4567"
-	}
 	return pod
 }
 

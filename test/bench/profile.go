@@ -30,11 +30,7 @@ func (b *bench) profileAPIServer(ctx context.Context, name string) func() error 
 			done <- fmt.Errorf("profiling the API server: %w", err)
 			return
 		}
-		if err := os.MkdirAll(b.o.out, 0o755); err != nil {
-			done <- err
-			return
-		}
-		done <- os.WriteFile(filepath.Join(b.o.out, name+"-apiserver.pprof"), raw, 0o644)
+		done <- b.saveProfile(name+"-apiserver.pprof", raw)
 	}()
 	return func() error { return <-done }
 }
@@ -63,8 +59,13 @@ func (b *bench) profileOperatorHeap(ctx context.Context, name string) error {
 	if resp.StatusCode != http.StatusOK {
 		return fmt.Errorf("profiling the operator's heap: %s: %s", resp.Status, raw)
 	}
+	return b.saveProfile(name+"-operator-heap.pprof", raw)
+}
+
+// saveProfile writes a profile into the report's folder.
+func (b *bench) saveProfile(file string, raw []byte) error {
 	if err := os.MkdirAll(b.o.out, 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(b.o.out, name+"-operator-heap.pprof"), raw, 0o644)
+	return os.WriteFile(filepath.Join(b.o.out, file), raw, 0o644)
 }
