@@ -66,10 +66,13 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *musterv1.TrainingJob,
 }
 
 // fresh is whether the job the plan was made from is the newest there is.
-// A status write checks that by itself; a plan that creates pods without
-// one asks the API server, so that a job cache lagging behind the pod cache
-// never recreates the pods of a job that has finished or been suspended
-// meanwhile.
+// A status write checks that by itself; a plan that creates or deletes pods
+// without one asks the API server. The job's cache and the pods' are two
+// watches, and the job's can lag behind: the operator's own last status
+// write not seen yet while the pods it then made already are. Such a plan
+// would recreate the pods of a job that has finished or been suspended
+// meanwhile, or take a task's new pod for the old instance a scale-down
+// left deletion-pending in the status it cannot see past, and delete it.
 func (r *Reconciler) fresh(ctx context.Context, job *musterv1.TrainingJob) (bool, error) {
 	if r.opts.APIReader == nil {
 		return true, nil

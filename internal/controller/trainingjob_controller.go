@@ -58,8 +58,8 @@ type Options struct {
 	// Clock is the time source; tests pass a fake one.
 	Clock clock.PassiveClock
 	// APIReader reads from the API server, not the cache: the check that a
-	// plan which creates pods without writing status was made from the
-	// newest job. Nil skips the check (unit tests).
+	// plan which creates or deletes pods without writing status was made
+	// from the newest job. Nil skips the check (unit tests).
 	APIReader client.Reader
 	// Throughput reads a job's training throughput for the autoscaler;
 	// nil reads none.
@@ -185,7 +185,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
 	}
-	if !written && len(res.CreatePods) > 0 {
+	if !written && (len(res.CreatePods) > 0 || len(res.DeletePods) > 0) {
 		if ok, err := r.fresh(ctx, job); err != nil || !ok {
 			log.V(4).Info("The job changed since the cache saw it, replanning")
 			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, err

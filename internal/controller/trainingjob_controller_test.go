@@ -347,3 +347,88 @@ func TestCreatesWithoutAStatusWriteNeedAFreshJob(t *testing.T) {
 		t.Fatalf("a fresh job creates its pods: %v, %d creates", err, h.creates)
 	}
 }
+
+// A plan that would delete pods without writing status checks the job is
+// the newest too. The job's cache can lag behind the pods': here it still
+// shows the status from before a scale-up reused an index whose old pod had
+// just gone, while the pods show the new instance. From that view the new
+// pod is the deletion-pending task's old one; deleting it needs no status
+// change, so no write would catch the stale view.
+func TestDeletesWithoutAStatusWriteNeedAFreshJob(t *testing.T) {
+	stale, attempts := false, 0
+	// The test decides when a deleted pod is gone.
+	held := testutil.MakeJob("j", "ns").UID("j-uid").Role("worker", 2).RestartPolicy(musterv1.RestartPolicyOnFailure).
+		Template(func(p *corev1.PodTemplateSpec) { p.Finalizers = []string{"test.muster.dev/hold"} }).WithDefaults().Obj()
+	h := newHarness(t, held, interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
+		if stale {
+			attempts++
+			return apierrors.NewConflict(schema.GroupResource{Group: "muster.dev", Resource: "trainingjobs"}, "j", errors.New("stale"))
+		}
+		return nil
+	}}, Options{})
+	ctx := context.Background()
+	scale := func(n int32) {
+		t.Helper()
+		job := h.job()
+		job.Spec.Roles[0].Replicas = &n
+		if err := h.c.Update(ctx, job); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.reconcile(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	worker1 := func() *corev1.Pod {
+		t.Helper()
+		pod := &corev1.Pod{}
+		if err := h.c.Get(ctx, types.NamespacedName{Namespace: h.key.Namespace, Name: "j-worker-1"}, pod); err != nil {
+			t.Fatal(err)
+		}
+		return pod
+	}
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	// Down to one: worker 1 is deletion-pending, its pod held by the
+	// tracking finalizer. Back up to two before it is gone: the status
+	// the lagging cache will show.
+	scale(1)
+	old := worker1()
+	if old.DeletionTimestamp == nil {
+		t.Fatal("the scale-down did not delete j-worker-1")
+	}
+	scale(2)
+	before := h.job().Status
+	if task, _ := before.Roles[0].Task(1); !task.DeletionPending {
+		t.Fatalf("want task 1 deletion-pending while its pod goes, got %+v", task)
+	}
+	// The old pod goes; the next plan makes the task a new instance.
+	gone := worker1()
+	gone.Finalizers = nil
+	if err := h.c.Update(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	fresh := worker1()
+	if fresh.UID == old.UID || fresh.DeletionTimestamp != nil {
+		t.Fatalf("want a new j-worker-1, got uid %s (old %s)", fresh.UID, old.UID)
+	}
+
+	// The cache shows the job as it was before that plan's write.
+	job := h.job()
+	job.Status = before
+	if err := h.c.Status().Update(ctx, job); err != nil {
+		t.Fatal(err)
+	}
+	stale = true
+	h.r = NewReconciler(h.c, h.rec, Options{Clock: h.r.opts.Clock, APIReader: apiReader{Reader: h.c, resourceVersion: "999"}})
+	res, err := h.reconcile()
+	if err != nil || res.RequeueAfter == 0 || attempts != 0 {
+		t.Fatalf("want a replan with no status write from the stale job: %+v, %v, %d writes tried", res, err, attempts)
+	}
+	if got := worker1(); got.UID != fresh.UID || got.DeletionTimestamp != nil {
+		t.Fatalf("a plan from a stale job deleted the task's new pod: uid %s, deleting %v", got.UID, got.DeletionTimestamp)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -143,9 +144,12 @@ func TestUpdatesThatKeepTheSpecDoNotNeedTheOperator(t *testing.T) {
 
 	job := &musterv1.TrainingJob{ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: "j"}}
 	// Once the API server has the configuration, a spec change is sent,
-	// and refused.
+	// and refused. Each try flips suspend from what it is now: a try made
+	// before the API server had the configuration went through, and the
+	// same value again would leave the spec as it is, which is not sent.
 	e.g.Eventually(func() error {
-		return k8s.Patch(e.ctx(), job, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"run":{"suspend":false}}}`)))
+		flip := !ptr.Deref(e.get("j").Spec.Run.Suspend, false)
+		return k8s.Patch(e.ctx(), job, client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"run":{"suspend":%t}}}`, flip)))
 	}, timeout, interval).Should(gomega.MatchError(gomega.ContainSubstring("failed calling webhook")))
 	e.g.Expect(k8s.Patch(e.ctx(), job, client.RawPatch(types.MergePatchType,
 		[]byte(`{"metadata":{"labels":{"team":"vision"}}}`)))).To(gomega.Succeed())
