@@ -1,8 +1,10 @@
 package controller
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -21,6 +23,7 @@ import (
 func asFromANode(pod *corev1.Pod, at time.Time) *corev1.Pod {
 	t := metav1.NewTime(at)
 	pod.Annotations = map[string]string{"team.example.com/owner": "vision", musterv1.AnnotationJobUID: "uid-1"}
+	pod.Labels["team.example.com/app"] = "vision"
 	pod.Finalizers = []string{musterv1.FinalizerTracking}
 	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName, Containers: []corev1.Container{{Name: "main", Image: "registry.example.com/train:1"}}}
 	st := &pod.Status
@@ -31,6 +34,9 @@ func asFromANode(pod *corev1.Pod, at time.Time) *corev1.Pod {
 	}
 	for _, c := range []corev1.PodConditionType{corev1.PodReadyToStartContainers, corev1.PodInitialized, corev1.ContainersReady, corev1.PodReady} {
 		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: c, Status: corev1.ConditionTrue, LastTransitionTime: t})
+	}
+	if pod.Spec.NodeName != "" {
+		st.Conditions = append(st.Conditions, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: t})
 	}
 	for i := range st.ContainerStatuses {
 		st.ContainerStatuses[i].Image, st.ContainerStatuses[i].ImageID = "registry.example.com/train:1", "sha256:4567"
@@ -105,5 +111,28 @@ func TestTrimmedPodsPlanAlike(t *testing.T) {
 	r := trimmed[0]
 	if r.Annotations != nil || len(r.Spec.Containers) != 0 || len(r.Status.ContainerStatuses) != 0 || len(r.Status.Conditions) != 0 || r.Status.PodIPs != nil {
 		t.Errorf("a running pod kept more than planning reads: %+v", r)
+	}
+	if _, ok := r.Labels["team.example.com/app"]; ok || len(r.Labels) != len(whole[0].Labels)-1 || podJob(r)[0] != job.Name {
+		t.Errorf("want only the muster.dev/ labels kept, and the job index's, got %v", r.Labels)
+	}
+	// The strings every pod repeats are held once, though each pod decoded
+	// from the watch has its own copy.
+	decoded := func(p *corev1.Pod) *corev1.Pod {
+		raw, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := &corev1.Pod{}
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Fatal(err)
+		}
+		trimmed, _ := trimPod(out)
+		return trimmed.(*corev1.Pod)
+	}
+	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+	r, o := decoded(whole[0]), decoded(whole[1])
+	if !same(r.Labels[musterv1.LabelRole], o.Labels[musterv1.LabelRole]) || !same(r.Namespace, o.Namespace) ||
+		!same(r.Labels[musterv1.LabelJobName], o.Labels[musterv1.LabelJobName]) || !same(r.Finalizers[0], o.Finalizers[0]) {
+		t.Errorf("the trimmed pods hold their own copies of the strings they share")
 	}
 }
