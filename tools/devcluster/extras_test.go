@@ -466,9 +466,9 @@ func TestRequiredVersionSkipsReplacements(t *testing.T) {
 	}
 }
 
-// The operator is installed with the components of the schedulers the
-// cluster runs, and profiling when it profiles.
-func TestInstallKustomizationAddsTheSchedulersComponents(t *testing.T) {
+// The operator is installed with the components of the extras the cluster
+// runs: the gang schedulers, Kueue, and profiling when it profiles.
+func TestInstallKustomizationAddsTheExtrasComponents(t *testing.T) {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
