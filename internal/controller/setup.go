@@ -113,18 +113,21 @@ func trimPod(obj any) (any, error) {
 	return pod, nil
 }
 
+// musterLabelPrefix begins the keys of every label Muster sets.
+var musterLabelPrefix = musterv1.GroupVersion.Group + "/"
+
 // musterLabels are the pod's muster.dev/ labels, the only ones planning
 // and the job index read.
 func musterLabels(all map[string]string) map[string]string {
 	n := 0
 	for k := range all {
-		if strings.HasPrefix(k, musterv1.GroupVersion.Group+"/") {
+		if strings.HasPrefix(k, musterLabelPrefix) {
 			n++
 		}
 	}
 	out := make(map[string]string, n)
 	for k, v := range all {
-		if strings.HasPrefix(k, musterv1.GroupVersion.Group+"/") {
+		if strings.HasPrefix(k, musterLabelPrefix) {
 			out[intern(k)] = intern(v)
 		}
 	}
