@@ -42,6 +42,8 @@ func TestAutoscalerFindsTheBestSize(t *testing.T) {
 	got := waitJob(g, c, ns, "auto", func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(j.Status.Autoscaler).NotTo(gomega.BeNil())
 		g.Expect(j.Status.Autoscaler.Phase).To(gomega.Equal("Stopped"), "autoscaler: %+v", j.Status.Autoscaler)
+		// The decision is written before the job is scaled back to it.
+		g.Expect(*j.Spec.Scaling.Replicas).To(gomega.Equal(j.Status.Autoscaler.LastGood))
 	})
 	a := got.Status.Autoscaler
 	g.Expect(a.Reason).To(gomega.Equal("NoGain"), "autoscaler: %+v", a)
