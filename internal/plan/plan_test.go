@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -39,7 +40,16 @@ func newWorld(t *testing.T, job *musterv1.TrainingJob) *world {
 func (w *world) plan() Result {
 	summarizeStatus = !w.full
 	defer func() { summarizeStatus = true }()
-	return Plan(Input{Job: w.job.DeepCopy(), Pods: w.podList(), HasService: true, Now: w.now})
+	pods := w.podList()
+	res := Plan(Input{Job: w.job.DeepCopy(), Pods: pods, HasService: true, Now: w.now})
+	// The operator gives Plan its cache's own pods, not copies: a plan
+	// must leave them as they were.
+	for _, p := range pods {
+		if !equality.Semantic.DeepEqual(p, w.pods[p.Name]) {
+			w.t.Fatalf("the plan changed the pod %s it was given", p.Name)
+		}
+	}
+	return res
 }
 
 // podList is a copy of the world's pods, as a cache would list them.
