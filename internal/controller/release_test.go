@@ -2,12 +2,10 @@ package controller
 
 import (
 	"context"
-	"errors"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -24,7 +22,7 @@ func TestPodGoneOnReleaseIsReleasedBesideTheStatusWrite(t *testing.T) {
 	conflict := false
 	h := newHarness(t, twoWorkers(), interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
 		if conflict {
-			return apierrors.NewConflict(schema.GroupResource{Group: "muster.dev", Resource: "trainingjobs"}, "j", errors.New("stale"))
+			return staleJob()
 		}
 		return nil
 	}}, Options{})

@@ -120,6 +120,12 @@ func (h *harness) events() []string {
 	}
 }
 
+// staleJob is the API server's answer to a status write made from an
+// outdated job.
+func staleJob() error {
+	return apierrors.NewConflict(schema.GroupResource{Group: "muster.dev", Resource: "trainingjobs"}, "j", errors.New("stale"))
+}
+
 func twoWorkers() *musterv1.TrainingJob {
 	return testutil.MakeJob("j", "ns").UID("j-uid").Role("worker", 2).RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj()
 }
@@ -156,7 +162,7 @@ func TestReconcileWritesStatusOnceThenActs(t *testing.T) {
 // is dropped, nothing is acted on, and the job is planned again.
 func TestStatusConflictSkipsTheActions(t *testing.T) {
 	conflict := interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
-		return apierrors.NewConflict(schema.GroupResource{Group: "muster.dev", Resource: "trainingjobs"}, "j", errors.New("stale"))
+		return staleJob()
 	}}
 	h := newHarness(t, twoWorkers(), conflict, Options{})
 	res, err := h.reconcile()
@@ -362,7 +368,7 @@ func TestDeletesWithoutAStatusWriteNeedAFreshJob(t *testing.T) {
 	h := newHarness(t, held, interceptor.Funcs{SubResourcePatch: func(context.Context, client.Client, string, client.Object, client.Patch, ...client.SubResourcePatchOption) error {
 		if stale {
 			attempts++
-			return apierrors.NewConflict(schema.GroupResource{Group: "muster.dev", Resource: "trainingjobs"}, "j", errors.New("stale"))
+			return staleJob()
 		}
 		return nil
 	}}, Options{})
@@ -390,8 +396,8 @@ func TestDeletesWithoutAStatusWriteNeedAFreshJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Down to one: worker 1 is deletion-pending, its pod held by the
-	// tracking finalizer. Back up to two before it is gone: the status
-	// the lagging cache will show.
+	// test's finalizer. Back up to two before it is gone: the status the
+	// lagging cache will show.
 	scale(1)
 	old := worker1()
 	if old.DeletionTimestamp == nil {
