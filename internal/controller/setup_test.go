@@ -108,12 +108,12 @@ func TestTrimmedPodsPlanAlike(t *testing.T) {
 	}
 
 	// And the trim did drop what planning never reads.
-	r := trimmed[0]
-	if r.Annotations != nil || len(r.Spec.Containers) != 0 || len(r.Status.ContainerStatuses) != 0 || len(r.Status.Conditions) != 0 || r.Status.PodIPs != nil {
-		t.Errorf("a running pod kept more than planning reads: %+v", r)
+	kept := trimmed[0]
+	if kept.Annotations != nil || len(kept.Spec.Containers) != 0 || len(kept.Status.ContainerStatuses) != 0 || len(kept.Status.Conditions) != 0 || kept.Status.PodIPs != nil {
+		t.Errorf("a running pod kept more than planning reads: %+v", kept)
 	}
-	if _, ok := r.Labels["team.example.com/app"]; ok || len(r.Labels) != len(whole[0].Labels)-1 || podJob(r)[0] != job.Name {
-		t.Errorf("want only the muster.dev/ labels kept, and the job index's, got %v", r.Labels)
+	if _, ok := kept.Labels["team.example.com/app"]; ok || len(kept.Labels) != len(whole[0].Labels)-1 || podJob(kept)[0] != job.Name {
+		t.Errorf("want only the muster.dev/ labels kept, and the job index's, got %v", kept.Labels)
 	}
 	// The strings every pod repeats are held once, though each pod decoded
 	// from the watch has its own copy.
@@ -130,9 +130,9 @@ func TestTrimmedPodsPlanAlike(t *testing.T) {
 		return trimmed.(*corev1.Pod)
 	}
 	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
-	r, o := decoded(whole[0]), decoded(whole[1])
-	if !same(r.Labels[musterv1.LabelRole], o.Labels[musterv1.LabelRole]) || !same(r.Namespace, o.Namespace) ||
-		!same(r.Labels[musterv1.LabelJobName], o.Labels[musterv1.LabelJobName]) || !same(r.Finalizers[0], o.Finalizers[0]) {
+	first, second := decoded(whole[0]), decoded(whole[1])
+	if !same(first.Labels[musterv1.LabelRole], second.Labels[musterv1.LabelRole]) || !same(first.Namespace, second.Namespace) ||
+		!same(first.Labels[musterv1.LabelJobName], second.Labels[musterv1.LabelJobName]) || !same(first.Finalizers[0], second.Finalizers[0]) {
 		t.Errorf("the trimmed pods hold their own copies of the strings they share")
 	}
 }
