@@ -140,9 +140,31 @@ func (r requests) refusedWrites() float64 {
 
 // writeKinds are the write counts by verb and resource, largest first.
 func (r requests) writeKinds() []string {
+	return r.kinds(isWrite)
+}
+
+// readKinds are the read counts (GET, LIST, WATCH) by verb and resource,
+// largest first.
+func (r requests) readKinds() []string {
+	return r.kinds(func(k string) bool { return !isWrite(k) && !background(k) })
+}
+
+// union is a's keys, then those of b that a lacks.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, k := range b {
+		if !slices.Contains(a, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// kinds are the keys of r that pick keeps, largest count first.
+func (r requests) kinds(pick func(string) bool) []string {
 	var keys []string
 	for k := range r {
-		if isWrite(k) {
+		if pick(k) {
 			keys = append(keys, k)
 		}
 	}

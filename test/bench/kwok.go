@@ -72,6 +72,9 @@ type side struct {
 	ops counters
 	// replaced are delete -> replacement Running, sorted.
 	replaced []time.Duration
+	// peakRSS is the operator's peak resident memory while this side ran,
+	// in MiB; 0 on the floor's side.
+	peakRSS float64
 }
 
 // scenario is jobs jobs of perJob pods, made at once by Muster and by the
@@ -180,6 +183,11 @@ func (b *bench) musterSide(ctx context.Context, s *scenario) error {
 	if err := b.namespace(ctx, ns); err != nil {
 		return err
 	}
+	// The peak starts again from what the operator holds now, so that it
+	// is this scenario's, not the largest one's before it.
+	if err := b.operator.resetPeakRSS(); err != nil {
+		return err
+	}
 	err := b.measure(ctx, ns, s.jobs*s.perJob, &s.muster, func() error {
 		var mu sync.Mutex
 		var createErr error
@@ -221,6 +229,7 @@ func (b *bench) musterSide(ctx context.Context, s *scenario) error {
 			return err
 		}
 	}
+	s.muster.peakRSS = b.operator.peakRSS()
 	return b.deleteNamespace(ctx, ns)
 }
 
@@ -422,7 +431,14 @@ func (p process) cpuSeconds() float64 {
 	return (u + s) / 100 // USER_HZ
 }
 
-// peakRSS is the process's peak resident memory, in MiB.
+// resetPeakRSS makes the process's peak resident memory start again from
+// what it holds now (proc(5), clear_refs).
+func (p process) resetPeakRSS() error {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", p.pid), []byte("5"), 0)
+}
+
+// peakRSS is the process's peak resident memory, in MiB, since it started
+// or since resetPeakRSS.
 func (p process) peakRSS() float64 {
 	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.pid))
 	if err != nil {

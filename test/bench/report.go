@@ -152,18 +152,28 @@ func (r *report) writeScenarios(b *strings.Builder) {
 				fmt.Fprintf(b, "| %d pods deleted -> replacement Running, p%.0f | %s | %s | %s |\n", len(m.replaced), q*100, ms(mq), ms(fq), ratio(mq, fq))
 			}
 		}
-		fmt.Fprintf(b, "| largest TrainingJob object | %.1f KiB | - | - |\n\n", float64(s.jobBytes)/1024)
+		fmt.Fprintf(b, "| largest TrainingJob object | %.1f KiB | - | - |\n", float64(s.jobBytes)/1024)
+		fmt.Fprintf(b, "| operator peak RSS in this scenario | %.0f MiB | - | - |\n\n", m.peakRSS)
 		fmt.Fprintf(b, "Writes by verb and resource (all clients):\n\n| request | Muster | floor |\n|---|---|---|\n")
-		keys := m.reqs.writeKinds()
-		for _, k := range f.reqs.writeKinds() {
-			if _, ok := m.reqs[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		for _, k := range keys {
+		for _, k := range union(m.reqs.writeKinds(), f.reqs.writeKinds()) {
 			fmt.Fprintf(b, "| %s | %.0f | %.0f |\n", k, m.reqs[k], f.reqs[k])
+		}
+		fmt.Fprintf(b, "\nReads by verb and resource (all clients, the bench's own watch and scrapes included):\n\n| request | Muster | floor |\n|---|---|---|\n")
+		for _, k := range union(m.reqs.readKinds(), f.reqs.readKinds()) {
+			fmt.Fprintf(b, "| %s | %.0f | %.0f |\n", readName(k), m.reqs[k], f.reqs[k])
 		}
 		fmt.Fprintln(b)
 	}
-	fmt.Fprintf(b, "Operator peak memory (RSS) over all scenarios: %.0f MiB.\n\n", r.peakRSS)
+	fmt.Fprintf(b, "Operator peak memory (RSS) over all scenarios: %.0f MiB. A scenario's own peak starts from what the\n", r.peakRSS)
+	fmt.Fprintf(b, "operator still held when it began: the Go runtime returns freed memory to the system only gradually.\n\n")
+}
+
+// readName is how the report names a kind of read: the API server counts
+// the requests for paths outside the API (its /metrics, /healthz) under no
+// resource.
+func readName(key string) string {
+	if len(strings.Fields(key)) == 1 {
+		return strings.TrimSpace(key) + " (not a resource: /metrics, /healthz, /version)"
+	}
+	return key
 }
