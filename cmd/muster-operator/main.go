@@ -74,7 +74,7 @@ func parseFlags() *flags {
 	flag.Float64Var(&f.statusQPS, "status-qps", 200, "queries per second for job status writes, budgeted apart so status never waits behind pod creates")
 	flag.IntVar(&f.statusBurst, "status-burst", 400, "burst of job status writes")
 	flag.IntVar(&f.concurrentReconciles, "concurrent-reconciles", 50, "jobs reconciled at the same time")
-	flag.IntVar(&f.createWorkers, "pod-create-workers", 32, "pod creates or deletes one job issues in parallel")
+	flag.IntVar(&f.createWorkers, "pod-create-workers", 32, "pod creates, deletes and finalizer releases in flight at once, shared by all jobs in the order they ask")
 	flag.DurationVar(&f.podEventBatch, "pod-event-batch", time.Second, "how long pod changes are gathered before their job is reconciled")
 	flag.DurationVar(&f.statusBatch, "status-batch", 10*time.Second, "how long a job status that only shows progress (tasks starting, ready counts) may wait for the next write; phases, conditions, ends and restarts are written at once; 0 writes every change")
 	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 disables it")

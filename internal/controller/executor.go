@@ -11,7 +11,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -105,7 +104,7 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.TrainingJob, 
 	var mu sync.Mutex
 	var errs []error
 	created := 0
-	workqueue.ParallelizeUntil(ctx, r.opts.CreateWorkers, len(pods), func(i int) {
+	r.podWrites.each(ctx, len(pods), func(i int) {
 		pod := pods[i]
 		r.expect.expectCreate(job.UID, pod.Name, now)
 		err := r.client.Create(ctx, pod)
@@ -146,7 +145,7 @@ func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.TrainingJob, 
 	now := r.opts.Clock.Now()
 	var mu sync.Mutex
 	var errs []error
-	workqueue.ParallelizeUntil(ctx, r.opts.CreateWorkers, len(dels), func(i int) {
+	r.podWrites.each(ctx, len(dels), func(i int) {
 		d := dels[i]
 		log.V(2).Info("Deleting pod", "pod", d.Name, "reason", d.Reason)
 		r.expect.expectDelete(job.UID, d.UID, now)

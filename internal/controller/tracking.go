@@ -10,7 +10,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -40,7 +39,7 @@ func (r *Reconciler) releasePods(ctx context.Context, namespace string, refs []p
 	log := ctrl.LoggerFrom(ctx)
 	var mu sync.Mutex
 	var errs []error
-	workqueue.ParallelizeUntil(ctx, r.opts.CreateWorkers, len(refs), func(i int) {
+	r.podWrites.each(ctx, len(refs), func(i int) {
 		ref := refs[i]
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: ref.Name}}
 		err := r.client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, releasePatch(ref.UID)))

@@ -35,8 +35,8 @@ import (
 type Options struct {
 	// MaxConcurrentReconciles is how many jobs are reconciled at once.
 	MaxConcurrentReconciles int
-	// CreateWorkers is how many pod creates or deletes one reconcile issues
-	// in parallel.
+	// CreateWorkers is how many pod creates, deletes and finalizer
+	// releases the operator has in flight at once, over all its jobs.
 	CreateWorkers int
 	// ExpectationTimeout is how long a job waits for the cache to show the
 	// operator's own pod writes before it plans anyway. The pod events meet
@@ -105,6 +105,8 @@ type Reconciler struct {
 	failures   map[types.NamespacedName]refusals
 	// progress is when each job's plans first left progress unwritten.
 	progress *pendingProgress
+	// podWrites caps the pod writes in flight.
+	podWrites *podWrites
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -113,7 +115,8 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
 	opts.defaults(c)
 	return &Reconciler{client: c, recorder: recorder, opts: opts, expect: newExpectations(opts.ExpectationTimeout),
-		failures: map[types.NamespacedName]refusals{}, progress: newPendingProgress(opts.StatusBatch)}
+		failures: map[types.NamespacedName]refusals{}, progress: newPendingProgress(opts.StatusBatch),
+		podWrites: newPodWrites(opts.CreateWorkers)}
 }
 
 // +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs,verbs=get;list;watch;patch;delete
