@@ -33,24 +33,14 @@ type observed struct {
 func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, seen observed, res plan.Result) error {
 	log := ctrl.LoggerFrom(ctx)
 	var errs []error
+	// The Service is made beside the pods, not before them: a pod names
+	// its Service (its subdomain), but only its peers' lookups need the
+	// Service, and they come once the pods run.
+	svcErr := make(chan error, 1)
 	if svc := res.CreateService; svc != nil {
-		log.V(2).Info("Creating service", "service", svc.Name)
-		err := r.client.Create(ctx, svc)
-		switch {
-		case err == nil:
-			r.expect.expectService(job.UID, r.opts.Clock.Now())
-		case apierrors.IsAlreadyExists(err) && !r.foreignObject(ctx, job, svc):
-			// The job's own, made by an earlier reconcile whose create the
-			// cache has yet to show (an expectation that timed out).
-			r.expect.expectService(job.UID, r.opts.Clock.Now())
-		case apierrors.IsAlreadyExists(err):
-			// The cache holds only Services that carry the job's label:
-			// this one is someone else's.
-			r.refused(job, plan.CreateFailure{Object: "Service " + svc.Name, NameTaken: true, Err: err})
-		case err != nil:
-			r.refused(job, plan.CreateFailure{Object: "Service " + svc.Name, Err: err})
-			errs = append(errs, fmt.Errorf("creating service: %w", err))
-		}
+		go func() { svcErr <- r.createService(ctx, job, svc) }()
+	} else {
+		svcErr <- nil
 	}
 	// Released first: a finished pod deleted next is then gone at once.
 	errs = append(errs, r.releasePods(ctx, job.Namespace, res.ReleasePods))
@@ -92,7 +82,31 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, see
 			errs = append(errs, fmt.Errorf("deleting job: %w", err))
 		}
 	}
+	errs = append(errs, <-svcErr)
 	return errors.Join(errs...)
+}
+
+// createService makes the job's Service, and says why in a condition and
+// an event when it cannot.
+func (r *Reconciler) createService(ctx context.Context, job *musterv1.TrainingJob, svc *corev1.Service) error {
+	ctrl.LoggerFrom(ctx).V(2).Info("Creating service", "service", svc.Name)
+	err := r.client.Create(ctx, svc)
+	switch {
+	case err == nil:
+		r.expect.expectService(job.UID, r.opts.Clock.Now())
+	case apierrors.IsAlreadyExists(err) && !r.foreignObject(ctx, job, svc):
+		// The job's own, made by an earlier reconcile whose create the
+		// cache has yet to show (an expectation that timed out).
+		r.expect.expectService(job.UID, r.opts.Clock.Now())
+	case apierrors.IsAlreadyExists(err):
+		// The cache holds only Services that carry the job's label:
+		// this one is someone else's.
+		r.refused(job, plan.CreateFailure{Object: "Service " + svc.Name, NameTaken: true, Err: err})
+	default:
+		r.refused(job, plan.CreateFailure{Object: "Service " + svc.Name, Err: err})
+		return fmt.Errorf("creating service: %w", err)
+	}
+	return nil
 }
 
 func (r *Reconciler) createPods(ctx context.Context, job *musterv1.TrainingJob, pods []*corev1.Pod) error {
