@@ -68,7 +68,9 @@ func parseFlags() *flags {
 	// client's 5 QPS default would take minutes to start one large job,
 	// and any rate below what the API server takes makes jobs wait on the
 	// operator rather than on the cluster. The API server's priority and
-	// fairness, not this limiter, is what shares it with other clients.
+	// fairness, not this limiter, is what shares it with other clients; the
+	// cap on pod writes in flight (--pod-create-workers) keeps the operator
+	// from holding the seats other clients' levels would borrow.
 	flag.Float64Var(&f.qps, "kube-api-qps", 500, "queries per second to the API server for pod and Service writes and reads")
 	flag.IntVar(&f.burst, "kube-api-burst", 1000, "burst of queries to the API server")
 	flag.Float64Var(&f.statusQPS, "status-qps", 200, "queries per second for job status writes, budgeted apart so status never waits behind pod creates")
