@@ -160,7 +160,7 @@ func (r *report) writeScenarios(b *strings.Builder) {
 		}
 		fmt.Fprintf(b, "\nReads by verb and resource (all clients, the bench's own watch and scrapes included):\n\n| request | Muster | floor |\n|---|---|---|\n")
 		for _, k := range union(m.reqs.readKinds(), f.reqs.readKinds()) {
-			fmt.Fprintf(b, "| %s | %.0f | %.0f |\n", readName(k), m.reqs[k], f.reqs[k])
+			fmt.Fprintf(b, "| %s | %.0f | %.0f |\n", k, m.reqs[k], f.reqs[k])
 		}
 		fmt.Fprintln(b)
 	}
@@ -168,12 +168,3 @@ func (r *report) writeScenarios(b *strings.Builder) {
 	fmt.Fprintf(b, "operator still held when it began: the Go runtime returns freed memory to the system only gradually.\n\n")
 }
 
-// readName is how the report names a kind of read: the API server counts
-// the requests for paths outside the API (its /metrics, /healthz) under no
-// resource.
-func readName(key string) string {
-	if len(strings.Fields(key)) == 1 {
-		return strings.TrimSpace(key) + " (not a resource: /metrics, /healthz, /version)"
-	}
-	return key
-}
