@@ -154,7 +154,11 @@ func run(o options) (err error) {
 	if err := b.runScenarios(ctx, runs); err != nil {
 		return err
 	}
-	b.report.peakRSS = operator.peakRSS()
+	// Each scenario resets the high-water mark as it starts: the run's is
+	// the highest of theirs.
+	for _, s := range runs {
+		b.report.peakRSS = max(b.report.peakRSS, s.muster.peakRSS)
+	}
 	if !o.skipTorch {
 		if err := b.torch(ctx); err != nil {
 			return fmt.Errorf("torch: %w", err)

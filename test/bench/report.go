@@ -164,7 +164,6 @@ func (r *report) writeScenarios(b *strings.Builder) {
 		}
 		fmt.Fprintln(b)
 	}
-	fmt.Fprintf(b, "Operator peak memory (RSS) over all scenarios: %.0f MiB. A scenario's own peak starts from what the\n", r.peakRSS)
+	fmt.Fprintf(b, "Operator peak memory (RSS), the highest of the scenarios': %.0f MiB. A scenario's own peak starts from what the\n", r.peakRSS)
 	fmt.Fprintf(b, "operator still held when it began: the Go runtime returns freed memory to the system only gradually.\n\n")
 }
-
