@@ -121,7 +121,7 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.TrainingJob, 
 	r.podWrites.each(ctx, len(pods), func(i int) {
 		pod := pods[i]
 		r.expect.expectCreate(job.UID, pod.Name, now)
-		err := r.client.Create(ctx, pod)
+		err := timed("create", func() error { return r.client.Create(ctx, pod) })
 		mu.Lock()
 		defer mu.Unlock()
 		switch {
@@ -170,7 +170,7 @@ func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.TrainingJob, 
 		if d.Force {
 			opts = append(opts, client.GracePeriodSeconds(0))
 		}
-		err := r.client.Delete(ctx, pod, opts...)
+		err := timed("delete", func() error { return r.client.Delete(ctx, pod, opts...) })
 		mu.Lock()
 		defer mu.Unlock()
 		switch {

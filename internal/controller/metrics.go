@@ -31,8 +31,30 @@ var (
 		Name: "muster_expectation_waits_total",
 		Help: "Reconciles that waited for the cache to show the operator's own pod writes.",
 	})
+	// The three stages a write of the operator's goes through, timed, so
+	// that a slow replacement says whether it waited for a slot, for the
+	// API server, or for the status write before it.
+	podWriteWaits = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "muster_pod_write_wait_seconds",
+		Help:    "How long a pod create, delete or release waited for one of the --pod-create-workers slots.",
+		Buckets: latencyBuckets,
+	})
+	podWriteDurations = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "muster_pod_write_duration_seconds",
+		Help:    "How long the API server took to answer a pod create, delete or release, by action.",
+		Buckets: latencyBuckets,
+	}, []string{"action"})
+	statusWriteDurations = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "muster_status_write_duration_seconds",
+		Help:    "How long the API server took to answer a TrainingJob status write.",
+		Buckets: latencyBuckets,
+	})
 )
 
+// latencyBuckets run from 1 ms to 16 s.
+var latencyBuckets = prometheus.ExponentialBuckets(0.001, 2, 15)
+
 func init() {
-	metrics.Registry.MustRegister(podActions, taskRestarts, jobsFinished, statusWrites, statusDeferred, expectationWaits, jobs)
+	metrics.Registry.MustRegister(podActions, taskRestarts, jobsFinished, statusWrites, statusDeferred, expectationWaits, jobs,
+		podWriteWaits, podWriteDurations, statusWriteDurations)
 }

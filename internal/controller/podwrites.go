@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"time"
 
 	"golang.org/x/sync/semaphore"
 	"k8s.io/client-go/util/workqueue"
@@ -31,10 +32,21 @@ func newPodWrites(n int) *podWrites {
 // write whose turn never comes because ctx ended is not made.
 func (w *podWrites) each(ctx context.Context, n int, write func(i int)) {
 	workqueue.ParallelizeUntil(ctx, w.workers, n, func(i int) {
+		asked := time.Now()
 		if err := w.slots.Acquire(ctx, 1); err != nil {
 			return
 		}
+		podWriteWaits.Observe(time.Since(asked).Seconds())
 		defer w.slots.Release(1)
 		write(i)
 	})
+}
+
+// timed runs one pod write, and records how long the API server took with
+// it under action.
+func timed(action string, write func() error) error {
+	start := time.Now()
+	err := write()
+	podWriteDurations.WithLabelValues(action).Observe(time.Since(start).Seconds())
+	return err
 }

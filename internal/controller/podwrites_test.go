@@ -6,6 +6,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // Jobs writing their pods at once share the operator's slots: never more
@@ -73,4 +76,29 @@ func TestPodWritesWaitingEndWithTheContext(t *testing.T) {
 	if ran {
 		t.Error("a write ran after its context ended, with no slot free")
 	}
+}
+
+// Every pod write records how long it waited for a slot and how long the
+// API server took with it, so a slow replacement says where its time went.
+func TestPodWritesAreTimed(t *testing.T) {
+	waits, releases := sampleCount(t, podWriteWaits), sampleCount(t, podWriteDurations.WithLabelValues("release"))
+	newPodWrites(1).each(context.Background(), 3, func(int) {
+		_ = timed("release", func() error { return nil })
+	})
+	// At least: other tests of the package may write pods meanwhile.
+	if got := sampleCount(t, podWriteWaits) - waits; got < 3 {
+		t.Errorf("slot waits recorded: %d, want 3", got)
+	}
+	if got := sampleCount(t, podWriteDurations.WithLabelValues("release")) - releases; got < 3 {
+		t.Errorf("release durations recorded: %d, want 3", got)
+	}
+}
+
+func sampleCount(t *testing.T, h prometheus.Observer) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := h.(prometheus.Metric).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetHistogram().GetSampleCount()
 }

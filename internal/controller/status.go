@@ -50,8 +50,10 @@ func (r *Reconciler) settle(ctx context.Context, job *musterv1.TrainingJob, res 
 func (r *Reconciler) writeStatus(ctx context.Context, job *musterv1.TrainingJob, status musterv1.TrainingJobStatus) (bool, error) {
 	updated := job.DeepCopy()
 	updated.Status = status
+	start := time.Now()
 	err := r.opts.StatusClient.Status().Patch(ctx, updated,
 		client.MergeFromWithOptions(job, client.MergeFromWithOptimisticLock{}))
+	statusWriteDurations.Observe(time.Since(start).Seconds())
 	switch {
 	case err == nil:
 		statusWrites.WithLabelValues("ok").Inc()

@@ -42,7 +42,9 @@ func (r *Reconciler) releasePods(ctx context.Context, namespace string, refs []p
 	r.podWrites.each(ctx, len(refs), func(i int) {
 		ref := refs[i]
 		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: ref.Name}}
-		err := r.client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, releasePatch(ref.UID)))
+		err := timed("release", func() error {
+			return r.client.Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, releasePatch(ref.UID)))
+		})
 		mu.Lock()
 		defer mu.Unlock()
 		switch {

@@ -70,8 +70,12 @@ type side struct {
 	// ops is what the operator's counters moved by (its reconciles, status
 	// writes, cache waits).
 	ops counters
-	// replaced are delete -> replacement Running, sorted.
-	replaced []time.Duration
+	// replaced are delete -> replacement Running, and replacedMade delete
+	// -> replacement made (first seen), each sorted.
+	replaced, replacedMade []time.Duration
+	// replacing is what the operator's timings moved by while the
+	// replacements were made.
+	replacing counters
 	// peakRSS is the operator's peak resident memory while this side ran,
 	// in MiB; 0 on the floor's side.
 	peakRSS float64
@@ -225,9 +229,18 @@ func (b *bench) musterSide(ctx context.Context, s *scenario) error {
 		s.jobBytes = max(s.jobBytes, len(raw))
 	}
 	if s.replace > 0 {
-		if s.muster.replaced, err = b.replace(ctx, ns, s.replace); err != nil {
+		before, err := b.opMetrics.scrape(ctx)
+		if err != nil {
 			return err
 		}
+		if s.muster.replacedMade, s.muster.replaced, err = b.replace(ctx, ns, s.replace); err != nil {
+			return err
+		}
+		after, err := b.opMetrics.scrape(ctx)
+		if err != nil {
+			return err
+		}
+		s.muster.replacing = after.minus(before)
 	}
 	s.muster.peakRSS = b.operator.peakRSS()
 	return b.deleteNamespace(ctx, ns)
@@ -267,7 +280,7 @@ func (b *bench) floorSide(ctx context.Context, s *scenario) error {
 		if err := b.recreateOnDelete(ns, stop); err != nil {
 			return err
 		}
-		s.floor.replaced, err = b.replace(ctx, ns, s.replace)
+		s.floor.replacedMade, s.floor.replaced, err = b.replace(ctx, ns, s.replace)
 		close(stop)
 		if err != nil {
 			return err
@@ -333,8 +346,9 @@ func podIndex(name string) int {
 }
 
 // replace deletes worker 0 of the first n jobs of ns at once, grace 0, and
-// returns, sorted, how long each took to be Running again.
-func (b *bench) replace(ctx context.Context, ns string, n int) ([]time.Duration, error) {
+// returns, sorted, how long each took to be made again and to be Running
+// again.
+func (b *bench) replace(ctx context.Context, ns string, n int) (made, running []time.Duration, err error) {
 	b.logf("deleting one pod of %d jobs in %s", n, ns)
 	deleted := map[string]time.Time{}
 	start := time.Now()
@@ -342,20 +356,14 @@ func (b *bench) replace(ctx context.Context, ns string, n int) ([]time.Duration,
 		name := jobName(i) + "-worker-0"
 		deleted[name] = time.Now()
 		if err := b.cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if _, err := b.track.wait(ctx, ns, start, n, 10*time.Minute); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []time.Duration
-	for _, s := range b.track.since(ns, start) {
-		if t0, ok := deleted[s.name]; ok {
-			out = append(out, s.at.Sub(t0))
-		}
-	}
-	sortDurations(out)
-	return out, nil
+	made, running = b.track.replacements(ns, start, deleted)
+	return made, running, nil
 }
 
 func (b *bench) namespace(ctx context.Context, name string) error {

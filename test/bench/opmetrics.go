@@ -37,6 +37,18 @@ var operatorCounters = []string{
 	`muster_expectation_waits_total`,
 }
 
+// operatorTimings are the histograms the report breaks a replacement down
+// by, the sum and count of every series of each: how long a job waited in
+// the work queue, how long its reconcile took, and how long its status
+// write and its pod writes took, and waited for a slot.
+var operatorTimings = []string{
+	"workqueue_queue_duration_seconds",
+	"controller_runtime_reconcile_time_seconds",
+	"muster_status_write_duration_seconds",
+	"muster_pod_write_wait_seconds",
+	"muster_pod_write_duration_seconds",
+}
+
 // counters are the operator's counters by "name{labels}", as it prints them.
 type counters map[string]float64
 
@@ -46,6 +58,37 @@ func (c counters) minus(before counters) counters {
 		out[k] = v - before[k]
 	}
 	return out
+}
+
+// mean is the mean of the histogram name over its series whose labels
+// hold every one of labels (each "key=\"value\""), or 0 if none counted.
+func (c counters) mean(name string, labels ...string) time.Duration {
+	var sum, count float64
+	for k, v := range c {
+		series, ok := strings.CutPrefix(k, name)
+		if !ok || !containsAll(series, labels) {
+			continue
+		}
+		switch {
+		case series == "_sum" || strings.HasPrefix(series, "_sum{"):
+			sum += v
+		case series == "_count" || strings.HasPrefix(series, "_count{"):
+			count += v
+		}
+	}
+	if count == 0 {
+		return 0
+	}
+	return time.Duration(sum / count * float64(time.Second))
+}
+
+func containsAll(s string, parts []string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // reconciles is how many times the TrainingJob controller reconciled.
@@ -108,6 +151,19 @@ func newOperatorMetrics(ctx context.Context, cs kubernetes.Interface, operatorPI
 	return &operatorMetrics{http: &http.Client{Transport: transport, Timeout: 10 * time.Second}, token: tr.Status.Token}, nil
 }
 
+// timing is whether a series is the sum or count of one of the
+// operatorTimings.
+func timing(key string) bool {
+	for _, name := range operatorTimings {
+		rest, ok := strings.CutPrefix(key, name)
+		rest, _, _ = strings.Cut(rest, "{")
+		if ok && (rest == "_sum" || rest == "_count") {
+			return true
+		}
+	}
+	return false
+}
+
 // dialIn connects from inside the network namespace at path: the socket
 // is made while the calling thread is in that namespace, and keeps it.
 func dialIn(ctx context.Context, path, network, addr string) (net.Conn, error) {
@@ -166,7 +222,7 @@ func (m *operatorMetrics) scrape(ctx context.Context) (counters, error) {
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		key, value, ok := strings.Cut(sc.Text(), " ")
-		if !ok || !want[key] {
+		if !ok || !want[key] && !timing(key) {
 			continue
 		}
 		if v, err := strconv.ParseFloat(value, 64); err == nil {

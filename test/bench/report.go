@@ -83,6 +83,8 @@ func (r *report) write(dir string) error {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 
+func msec(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d.Microseconds())/1000) }
+
 func ratioF(a, b float64) string {
 	if b <= 0 {
 		return "-"
@@ -151,6 +153,20 @@ func (r *report) writeScenarios(b *strings.Builder) {
 				mq, fq := quantile(m.replaced, q), quantile(f.replaced, q)
 				fmt.Fprintf(b, "| %d pods deleted -> replacement Running, p%.0f | %s | %s | %s |\n", len(m.replaced), q*100, ms(mq), ms(fq), ratio(mq, fq))
 			}
+			for _, q := range []float64{0.5, 0.99} {
+				mq, fq := quantile(m.replacedMade, q), quantile(f.replacedMade, q)
+				fmt.Fprintf(b, "| of which delete -> replacement made, p%.0f | %s | %s | %s |\n", q*100, ms(mq), ms(fq), ratio(mq, fq))
+			}
+			t := m.replacing
+			fmt.Fprintf(b, "| operator while replacing, mean: job waiting in its queue / reconcile / status write / pod write's wait for a slot / pod create / pod release | %s | - | - |\n",
+				strings.Join([]string{
+					msec(t.mean("workqueue_queue_duration_seconds", `name="trainingjob"`)),
+					msec(t.mean("controller_runtime_reconcile_time_seconds", `controller="trainingjob"`)),
+					msec(t.mean("muster_status_write_duration_seconds")),
+					msec(t.mean("muster_pod_write_wait_seconds")),
+					msec(t.mean("muster_pod_write_duration_seconds", `action="create"`)),
+					msec(t.mean("muster_pod_write_duration_seconds", `action="release"`)),
+				}, " / "))
 		}
 		fmt.Fprintf(b, "| largest TrainingJob object | %.1f KiB | - | - |\n", float64(s.jobBytes)/1024)
 		fmt.Fprintf(b, "| operator peak RSS in this scenario | %.0f MiB | - | - |\n\n", m.peakRSS)

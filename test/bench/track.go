@@ -115,6 +115,27 @@ func (t *tracker) since(ns string, start time.Time) []seen {
 	return out
 }
 
+// replacements are, for each pod instance of ns seen Running since start
+// whose name is in deleted, how long after its name's deletion it was first
+// seen (made) and seen Running, each sorted.
+func (t *tracker) replacements(ns string, start time.Time, deleted map[string]time.Time) (made, running []time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for uid, s := range t.running {
+		t0, ok := deleted[s.name]
+		if s.ns != ns || s.at.Before(start) || !ok {
+			continue
+		}
+		running = append(running, s.at.Sub(t0))
+		if c, ok := t.created[uid]; ok {
+			made = append(made, c.at.Sub(t0))
+		}
+	}
+	sortDurations(made)
+	sortDurations(running)
+	return made, running
+}
+
 // wait waits until n pod instances of ns have been seen Running since
 // start, and returns when the last of them was.
 func (t *tracker) wait(ctx context.Context, ns string, start time.Time, n int, timeout time.Duration) (time.Time, error) {
