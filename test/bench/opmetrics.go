@@ -65,14 +65,14 @@ func (c counters) minus(before counters) counters {
 func (c counters) mean(name string, labels ...string) time.Duration {
 	var sum, count float64
 	for k, v := range c {
-		series, ok := strings.CutPrefix(k, name)
+		part, series, ok := histogramPart(k, name)
 		if !ok || !containsAll(series, labels) {
 			continue
 		}
-		switch {
-		case series == "_sum" || strings.HasPrefix(series, "_sum{"):
+		switch part {
+		case "_sum":
 			sum += v
-		case series == "_count" || strings.HasPrefix(series, "_count{"):
+		case "_count":
 			count += v
 		}
 	}
@@ -155,13 +155,26 @@ func newOperatorMetrics(ctx context.Context, cs kubernetes.Interface, operatorPI
 // operatorTimings.
 func timing(key string) bool {
 	for _, name := range operatorTimings {
-		rest, ok := strings.CutPrefix(key, name)
-		rest, _, _ = strings.Cut(rest, "{")
-		if ok && (rest == "_sum" || rest == "_count") {
+		if _, _, ok := histogramPart(key, name); ok {
 			return true
 		}
 	}
 	return false
+}
+
+// histogramPart splits a series key of the histogram name into its part,
+// "_sum" or "_count", and its labels ("{...}", or "" for none); ok is false
+// for any other series, buckets included.
+func histogramPart(key, name string) (part, labels string, ok bool) {
+	rest, found := strings.CutPrefix(key, name)
+	if !found {
+		return "", "", false
+	}
+	part, labels, _ = strings.Cut(rest, "{")
+	if part != "_sum" && part != "_count" {
+		return "", "", false
+	}
+	return part, labels, true
 }
 
 // dialIn connects from inside the network namespace at path: the socket

@@ -149,13 +149,17 @@ func (r *report) writeScenarios(b *strings.Builder) {
 		fmt.Fprintf(b, "| operator: reconciles that waited for the cache to show its own writes, per job | %s | - | - |\n",
 			perJob(m.ops[`muster_expectation_waits_total`]))
 		if len(m.replaced) > 0 {
-			for _, q := range []float64{0.5, 0.99} {
-				mq, fq := quantile(m.replaced, q), quantile(f.replaced, q)
-				fmt.Fprintf(b, "| %d pods deleted -> replacement Running, p%.0f | %s | %s | %s |\n", len(m.replaced), q*100, ms(mq), ms(fq), ratio(mq, fq))
-			}
-			for _, q := range []float64{0.5, 0.99} {
-				mq, fq := quantile(m.replacedMade, q), quantile(f.replacedMade, q)
-				fmt.Fprintf(b, "| of which delete -> replacement made, p%.0f | %s | %s | %s |\n", q*100, ms(mq), ms(fq), ratio(mq, fq))
+			for _, row := range []struct {
+				what string
+				m, f []time.Duration
+			}{
+				{fmt.Sprintf("%d pods deleted -> replacement Running", len(m.replaced)), m.replaced, f.replaced},
+				{"of which delete -> replacement made", m.replacedMade, f.replacedMade},
+			} {
+				for _, q := range []float64{0.5, 0.99} {
+					mq, fq := quantile(row.m, q), quantile(row.f, q)
+					fmt.Fprintf(b, "| %s, p%.0f | %s | %s | %s |\n", row.what, q*100, ms(mq), ms(fq), ratio(mq, fq))
+				}
 			}
 			t := m.replacing
 			fmt.Fprintf(b, "| operator while replacing, mean: job waiting in its queue / reconcile / status write / pod write's wait for a slot / pod create / pod release | %s | - | - |\n",
