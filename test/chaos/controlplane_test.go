@@ -3,6 +3,10 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -10,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/testutil"
@@ -162,8 +167,8 @@ func TestProcessNodeRestart(t *testing.T) {
 		t.Errorf("want each task replaced once in the same attempt, not charged; got %+v", o)
 	}
 	for _, p := range after {
-		for _, pid := range testutil.PodProcesses(ns, p.Name) {
-			_ = syscall.Kill(pid, syscall.SIGTERM)
+		if err := terminateTrapped(d.ctx, ns, p.Name); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if _, err := d.waitPhase(name, musterv1.PhaseSucceeded); err != nil {
@@ -173,4 +178,37 @@ func TestProcessNodeRestart(t *testing.T) {
 	for _, c := range op.crashed() {
 		t.Error("operator crashed:", c)
 	}
+}
+
+// terminateTrapped sends SIGTERM to a pod's processes once its shell has
+// set the trap that makes it exit 0. The pod is Running as soon as the
+// shell starts, before the trap is set; a signal that came between would
+// end the shell with 143, a failure, and its replacement would run on. The
+// shell starts sleep only after the trap is set, so a sleep among the
+// pod's processes shows the signal is safe.
+func terminateTrapped(ctx context.Context, ns, pod string) error {
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		pids := testutil.PodProcesses(ns, pod)
+		if !slices.ContainsFunc(pids, isSleep) {
+			return false, nil
+		}
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGTERM)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("pod %s: its shell never started sleep: %w", pod, err)
+	}
+	return nil
+}
+
+// isSleep is whether a process runs sleep, from its command line.
+func isSleep(pid int) bool {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	arg0, _, _ := strings.Cut(string(raw), "\x00")
+	return filepath.Base(arg0) == "sleep"
 }
