@@ -61,8 +61,9 @@ func (c counters) minus(before counters) counters {
 }
 
 // mean is the mean of the histogram name over its series whose labels
-// hold every one of labels (each "key=\"value\""), or 0 if none counted.
-func (c counters) mean(name string, labels ...string) time.Duration {
+// hold every one of labels (each "key=\"value\""); ok is false if none
+// counted a sample, which is also what a renamed metric looks like.
+func (c counters) mean(name string, labels ...string) (d time.Duration, ok bool) {
 	var sum, count float64
 	for k, v := range c {
 		part, series, ok := histogramPart(k, name)
@@ -77,9 +78,19 @@ func (c counters) mean(name string, labels ...string) time.Duration {
 		}
 	}
 	if count == 0 {
-		return 0
+		return 0, false
 	}
-	return time.Duration(sum / count * float64(time.Second))
+	return time.Duration(sum / count * float64(time.Second)), true
+}
+
+// meanCell is a histogram's mean as a table cell: "none" when nothing was
+// counted, never a time of 0 ms that was not measured.
+func (c counters) meanCell(name string, labels ...string) string {
+	d, ok := c.mean(name, labels...)
+	if !ok {
+		return "none"
+	}
+	return msec(d)
 }
 
 func containsAll(s string, parts []string) bool {

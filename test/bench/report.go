@@ -164,12 +164,12 @@ func (r *report) writeScenarios(b *strings.Builder) {
 			t := m.replacing
 			fmt.Fprintf(b, "| operator while replacing, mean: job waiting in its queue / reconcile / status write / pod write's wait for a slot / pod create / pod release | %s | - | - |\n",
 				strings.Join([]string{
-					msec(t.mean("workqueue_queue_duration_seconds", `name="trainingjob"`)),
-					msec(t.mean("controller_runtime_reconcile_time_seconds", `controller="trainingjob"`)),
-					msec(t.mean("muster_status_write_duration_seconds")),
-					msec(t.mean("muster_pod_write_wait_seconds")),
-					msec(t.mean("muster_pod_write_duration_seconds", `action="create"`)),
-					msec(t.mean("muster_pod_write_duration_seconds", `action="release"`)),
+					t.meanCell("workqueue_queue_duration_seconds", `name="trainingjob"`),
+					t.meanCell("controller_runtime_reconcile_time_seconds", `controller="trainingjob"`),
+					t.meanCell("muster_status_write_duration_seconds"),
+					t.meanCell("muster_pod_write_wait_seconds"),
+					t.meanCell("muster_pod_write_duration_seconds", `action="create"`),
+					t.meanCell("muster_pod_write_duration_seconds", `action="release"`),
 				}, " / "))
 		}
 		fmt.Fprintf(b, "| largest TrainingJob object | %.1f KiB | - | - |\n", float64(s.jobBytes)/1024)
