@@ -126,9 +126,11 @@ func expectNoWarnings(g gomega.Gomega, ns string) {
 }
 
 // watchPhases records every phase a job passes through, from a watch (a
-// poll could miss a short-lived one), until the test ends; the function it
-// returns gives the phases seen so far, each change once.
-func watchPhases(t *testing.T, g gomega.Gomega, ns, name string) func() []musterv1.JobPhase {
+// poll could miss a short-lived one), until the test ends. The function it
+// returns gives the phases seen, each change once, as soon as the last is
+// the one given: the test learns the job's end from another client, and
+// this watch may show it a moment later.
+func watchPhases(t *testing.T, g gomega.Gomega, ns, name string) func(last musterv1.JobPhase) []musterv1.JobPhase {
 	cfg, err := cluster.RESTConfig()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: jobClient(g).Scheme()})
@@ -152,9 +154,18 @@ func watchPhases(t *testing.T, g gomega.Gomega, ns, name string) func() []muster
 			mu.Unlock()
 		}
 	}()
-	return func() []musterv1.JobPhase {
+	snapshot := func() []musterv1.JobPhase {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]musterv1.JobPhase(nil), seen...)
+	}
+	return func(last musterv1.JobPhase) []musterv1.JobPhase {
+		g.Eventually(func() []musterv1.JobPhase {
+			if s := snapshot(); len(s) > 0 && s[len(s)-1] == last {
+				return nil
+			}
+			return snapshot()
+		}, 30*time.Second, 100*time.Millisecond).Should(gomega.BeEmpty(), "the watch never saw the job %s", last)
+		return snapshot()
 	}
 }
