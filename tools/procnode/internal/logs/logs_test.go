@@ -86,6 +86,28 @@ func TestStderrAndLongLines(t *testing.T) {
 	}
 }
 
+// The two streams are copied to the file each on its own, so a record of
+// one can come between the partial records of the other's long line.
+func TestPartialRecordsJoinPerStream(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "0.log")
+	records := strings.Join([]string{
+		"2026-01-01T00:00:00.000000001Z stdout P aaaa",
+		"2026-01-01T00:00:00.000000002Z stderr F err",
+		"2026-01-01T00:00:00.000000003Z stdout F bb",
+		"2026-01-01T00:00:00.000000004Z stderr P unended",
+		"2026-01-01T00:00:00.000000005Z stdout F last",
+	}, "\n") + "\n"
+	if err := os.WriteFile(path, []byte(records), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read(t, path, Options{Tail: -1}, nil), "err\naaaabb\nlast\nunended"; got != want {
+		t.Errorf("all = %q, want %q", got, want)
+	}
+	if got, want := read(t, path, Options{Tail: 2}, nil), "last\nunended"; got != want {
+		t.Errorf("tail 2 = %q, want %q", got, want)
+	}
+}
+
 func TestFollow(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "0.log")
 	w := writeLog(t, path, "first\n", "")

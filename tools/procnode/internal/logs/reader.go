@@ -5,7 +5,9 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"time"
 )
 
@@ -22,6 +24,7 @@ type Options struct {
 type record struct {
 	ts      time.Time
 	tsText  string
+	stream  string
 	text    []byte
 	partial bool
 }
@@ -36,7 +39,7 @@ func parse(line []byte) (record, bool) {
 	if err != nil {
 		return record{}, false
 	}
-	r := record{ts: ts, tsText: string(fields[0]), partial: string(fields[2]) == "P"}
+	r := record{ts: ts, tsText: string(fields[0]), stream: string(fields[1]), partial: string(fields[2]) == "P"}
 	if len(fields) == 4 {
 		r.text = fields[3]
 	}
@@ -64,7 +67,10 @@ func snapshot(path string, opts Options) ([]byte, int64, error) {
 	}
 	defer func() { _ = f.Close() }()
 	var lines [][]record // records grouped into user-visible lines
-	var cur []record
+	// A long line's partial records are joined per stream: the other
+	// stream's records can come between them, since each stream is copied
+	// to the file on its own.
+	open := map[string][]record{}
 	br := bufio.NewReader(f)
 	var off int64
 	for {
@@ -72,10 +78,12 @@ func snapshot(path string, opts Options) ([]byte, int64, error) {
 		if len(raw) > 0 && raw[len(raw)-1] == '\n' {
 			off += int64(len(raw))
 			if r, ok := parse(raw); ok && (opts.Since.IsZero() || !r.ts.Before(opts.Since)) {
-				cur = append(cur, r)
-				if !r.partial {
+				cur := append(open[r.stream], r)
+				if r.partial {
+					open[r.stream] = cur
+				} else {
+					delete(open, r.stream)
 					lines = append(lines, cur)
-					cur = nil
 				}
 			}
 		}
@@ -83,9 +91,11 @@ func snapshot(path string, opts Options) ([]byte, int64, error) {
 			break // an incomplete trailing line is left for the follower
 		}
 	}
-	if len(cur) > 0 {
-		lines = append(lines, cur)
-	}
+	// Lines not ended yet, by when they began: the process may still be
+	// writing them, or ended without a newline.
+	unended := slices.Collect(maps.Values(open))
+	slices.SortStableFunc(unended, func(a, b []record) int { return a[0].ts.Compare(b[0].ts) })
+	lines = append(lines, unended...)
 	if opts.Tail >= 0 && len(lines) > opts.Tail {
 		lines = lines[len(lines)-opts.Tail:]
 	}
