@@ -13,6 +13,9 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
@@ -126,17 +129,26 @@ func expectNoWarnings(g gomega.Gomega, ns string) {
 }
 
 // watchPhases records every phase a job passes through, from a watch (a
-// poll could miss a short-lived one), until the test ends. The function it
-// returns gives the phases seen, each change once, as soon as the last is
-// the one given: the test learns the job's end from another client, and
-// this watch may show it a moment later.
+// poll could miss a short-lived one), until the test ends; a watch the API
+// server ends is resumed where it stopped. The function it returns gives
+// the phases seen, each change once, as soon as the last is the one given:
+// the test learns the job's end from another client, and this watch may
+// show it a moment later.
 func watchPhases(t *testing.T, g gomega.Gomega, ns, name string) func(last musterv1.JobPhase) []musterv1.JobPhase {
 	cfg, err := cluster.RESTConfig()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: jobClient(g).Scheme()})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	w, err := wc.Watch(context.Background(), &musterv1.TrainingJobList{}, client.InNamespace(ns),
-		client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", name)})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	only := client.MatchingFieldsSelector{Selector: fields.OneTermEqualSelector("metadata.name", name)}
+	list := &musterv1.TrainingJobList{}
+	g.Expect(wc.List(ctx, list, client.InNamespace(ns), only)).To(gomega.Succeed())
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, list.ResourceVersion, &cache.ListWatch{
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return wc.Watch(ctx, &musterv1.TrainingJobList{}, client.InNamespace(ns), only, &client.ListOptions{Raw: &o})
+		},
+	})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	t.Cleanup(w.Stop)
 	var mu sync.Mutex
