@@ -15,9 +15,13 @@ import (
 // leaseName is the operator's leader election Lease.
 const leaseName = "muster-operator.muster.dev"
 
-// takeoverGoal is how soon after the leader's death the standby must lead:
-// the lease duration (15 s) and a retry period.
-const takeoverGoal = 20 * time.Second
+// takeoverGoal is how soon after the leader's death the standby must lead.
+// The standby tries every retry period (2 s) plus a jitter of up to 1.2
+// times it, so up to 4.4 s apart: it sees the leader's last renewal up to
+// 4.4 s after it was made, counts the lease (15 s) from then, and takes the
+// expired lease at its next try, up to 4.4 s later: 23.8 s at worst, and
+// a second for the API writes and this test's poll.
+const takeoverGoal = 25 * time.Second
 
 // TestLeaderKilledMidJob runs two elected replicas, as the manifests do,
 // and SIGKILLs the leader while the scenarios run: it never releases its
