@@ -171,13 +171,15 @@ func watchPhases(t *testing.T, g gomega.Gomega, ns, name string) func(last muste
 		defer mu.Unlock()
 		return append([]musterv1.JobPhase(nil), seen...)
 	}
+	lastOf := func(s []musterv1.JobPhase) musterv1.JobPhase {
+		if len(s) == 0 {
+			return ""
+		}
+		return s[len(s)-1]
+	}
 	return func(last musterv1.JobPhase) []musterv1.JobPhase {
-		g.Eventually(func() []musterv1.JobPhase {
-			if s := snapshot(); len(s) > 0 && s[len(s)-1] == last {
-				return nil
-			}
-			return snapshot()
-		}, 30*time.Second, 100*time.Millisecond).Should(gomega.BeEmpty(), "the watch never saw the job %s", last)
+		g.Eventually(snapshot, 30*time.Second, 100*time.Millisecond).
+			Should(gomega.WithTransform(lastOf, gomega.Equal(last)), "the watch never saw the job %s", last)
 		return snapshot()
 	}
 }
