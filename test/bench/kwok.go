@@ -15,6 +15,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -23,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/testutil"
 	"github.com/muster-dev/muster/tools/devcluster"
 )
@@ -33,6 +36,10 @@ func scheme() *runtime.Scheme {
 	_ = musterv1.AddToScheme(s)
 	return s
 }
+
+// floorLabelDomain stands for Muster's label domain on the floor's pods:
+// as long, and not Muster's.
+const floorLabelDomain = "floor.test"
 
 // The floor is the fastest plain client: this rate, this many creators.
 const (
@@ -109,7 +116,9 @@ func (b *bench) runScenario(ctx context.Context, s *scenario) error {
 
 // measure runs begin, which starts the work, waits for every pod to run
 // and for the API server's writes to settle, and fills in what it cost.
-func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, begin func() error) error {
+// operator says whether this side is the operator's, whose CPU is then
+// profiled too.
+func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, operator bool, begin func() error) error {
 	cpu0 := b.cpuSeconds()
 	api0, err := scrapeAPI(ctx, b.cs)
 	if err != nil {
@@ -119,7 +128,7 @@ func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, beg
 	if err != nil {
 		return err
 	}
-	profiled := b.profileAPIServer(ctx, ns)
+	profiled := b.profileCPU(ctx, ns, operator)
 	start := time.Now()
 	if err := begin(); err != nil {
 		return err
@@ -192,16 +201,11 @@ func (b *bench) musterSide(ctx context.Context, s *scenario) error {
 	if err := b.operator.resetPeakRSS(); err != nil {
 		return err
 	}
-	err := b.measure(ctx, ns, s.jobs*s.perJob, &s.muster, func() error {
+	err := b.measure(ctx, ns, s.jobs*s.perJob, &s.muster, true, func() error {
 		var mu sync.Mutex
 		var createErr error
 		workqueue.ParallelizeUntil(ctx, 16, s.jobs, func(i int) {
-			job := testutil.MakeJob(jobName(i), ns).Role("worker", int32(s.perJob)).
-				RestartPolicy(musterv1.RestartPolicyOnFailure).
-				Template(func(p *corev1.PodTemplateSpec) {
-					p.Labels = map[string]string{jobLabel: jobName(i)}
-					p.Spec = fakePodSpec()
-				}).Obj()
+			job := benchJob(ns, jobName(i), s.perJob)
 			if err := b.c.Create(ctx, job); err != nil {
 				mu.Lock()
 				createErr = err
@@ -253,7 +257,7 @@ func (b *bench) floorSide(ctx context.Context, s *scenario) error {
 	}
 	// Each job's Service, then its pods, as items for the creators.
 	per := s.perJob + 1
-	err := b.measure(ctx, ns, s.jobs*s.perJob, &s.floor, func() error {
+	err := b.measure(ctx, ns, s.jobs*s.perJob, &s.floor, false, func() error {
 		var mu sync.Mutex
 		var createErr error
 		workqueue.ParallelizeUntil(ctx, floorCreators, s.jobs*per, func(k int) {
@@ -262,7 +266,7 @@ func (b *bench) floorSide(ctx context.Context, s *scenario) error {
 			if item == 0 {
 				_, err = b.floorCS.CoreV1().Services(ns).Create(ctx, floorService(job), metav1.CreateOptions{})
 			} else {
-				_, err = b.floorCS.CoreV1().Pods(ns).Create(ctx, floorPod(job, item-1), metav1.CreateOptions{})
+				_, err = b.floorCS.CoreV1().Pods(ns).Create(ctx, b.floorPod(ns, job, item-1, s.perJob), metav1.CreateOptions{})
 			}
 			if err != nil {
 				mu.Lock()
@@ -277,7 +281,7 @@ func (b *bench) floorSide(ctx context.Context, s *scenario) error {
 	}
 	if s.replace > 0 {
 		stop := make(chan struct{})
-		if err := b.recreateOnDelete(ns, stop); err != nil {
+		if err := b.recreateOnDelete(ns, s.perJob, stop); err != nil {
 			return err
 		}
 		s.floor.replacedMade, s.floor.replaced, err = b.replace(ctx, ns, s.replace)
@@ -299,7 +303,10 @@ func floorService(job string) *corev1.Service {
 	}
 }
 
-func floorPod(job string, index int) *corev1.Pod {
+func (b *bench) floorPod(ns, job string, index, perJob int) *corev1.Pod {
+	if b.o.floorPods == floorPodsSame {
+		return sameAsMusterPod(ns, job, index, perJob)
+	}
 	name := fmt.Sprintf("%s-worker-%d", job, index)
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{jobLabel: job}},
@@ -311,9 +318,44 @@ func floorPod(job string, index int) *corev1.Pod {
 	}
 }
 
+// benchJob is the job Muster's side asks for.
+func benchJob(ns, name string, perJob int) *musterv1.TrainingJob {
+	return testutil.MakeJob(name, ns).Role("worker", int32(perJob)).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).
+		Template(func(p *corev1.PodTemplateSpec) {
+			p.Labels = map[string]string{jobLabel: name}
+			p.Spec = fakePodSpec()
+		}).Obj()
+}
+
+// sameAsMusterPod is the pod Muster makes for a task of benchJob, less
+// what only the operator needs (its owner reference and tracking
+// finalizer): the environment, labels and annotation a plain client that
+// tells each task who it is writes too. Its label keys are renamed,
+// keeping their length, so that the operator does not take it for one of
+// its own.
+func sameAsMusterPod(ns, job string, index, perJob int) *corev1.Pod {
+	j := benchJob(ns, job, perJob)
+	j.UID = types.UID(uuid.NewUUID())
+	pod, err := objects.DesiredPod(j, &j.Spec.Roles[0], int32(index), 0)
+	if err != nil {
+		panic(err) // the bench's own job: a bug here, not an input
+	}
+	pod.OwnerReferences, pod.Finalizers = nil, nil
+	l := make(map[string]string, len(pod.Labels))
+	for k, v := range pod.Labels {
+		if name, ok := strings.CutPrefix(k, musterv1.GroupVersion.Group+"/"); ok {
+			k = floorLabelDomain + "/" + name
+		}
+		l[k] = v
+	}
+	pod.Labels = l
+	return pod
+}
+
 // recreateOnDelete is the floor's replacement: the plain client makes a
 // pod again as soon as its watch sees it gone.
-func (b *bench) recreateOnDelete(ns string, stop <-chan struct{}) error {
+func (b *bench) recreateOnDelete(ns string, perJob int, stop <-chan struct{}) error {
 	f := informers.NewSharedInformerFactoryWithOptions(b.floorCS, 0, informers.WithNamespace(ns))
 	inf := f.Core().V1().Pods().Informer()
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
@@ -327,7 +369,7 @@ func (b *bench) recreateOnDelete(ns string, stop <-chan struct{}) error {
 			return
 		}
 		go func() {
-			_, _ = b.floorCS.CoreV1().Pods(ns).Create(context.Background(), floorPod(pod.Labels[jobLabel], podIndex(pod.Name)), metav1.CreateOptions{})
+			_, _ = b.floorCS.CoreV1().Pods(ns).Create(context.Background(), b.floorPod(ns, pod.Labels[jobLabel], podIndex(pod.Name), perJob), metav1.CreateOptions{})
 		}()
 	}})
 	if err != nil {

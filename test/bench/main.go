@@ -27,7 +27,19 @@ type options struct {
 	profile     int
 	out         string
 	skipTorch   bool
+	// floorPods is what the floor's pods hold: floorPodsSame or
+	// floorPodsTemplate.
+	floorPods string
 }
+
+// The floor's pods: the same pods Muster makes (its environment, labels
+// and annotation on the role's template), less the owner reference and
+// tracking finalizer only the operator needs; or the template alone, as a
+// script that tells no task who it is would write them.
+const (
+	floorPodsSame     = "same"
+	floorPodsTemplate = "template"
+)
 
 func main() {
 	var o options
@@ -36,9 +48,14 @@ func main() {
 	flag.StringVar(&o.big, "big", "500,5000", "comma-separated pod counts of single big jobs; empty skips")
 	flag.StringVar(&o.huge, "huge", "1000x10", "JOBSxPODS: the largest run; empty skips")
 	flag.StringVar(&o.out, "out", "_output/bench", "folder of the report")
-	flag.IntVar(&o.profile, "profile", 0, "record the API server's CPU profile over the first SECONDS of each side of each scenario, and the operator's heap once its pods all run, into the report's folder; 0 skips")
+	flag.IntVar(&o.profile, "profile", 0, "record the API server's CPU profile over the first SECONDS of each side of each scenario, the operator's over the same seconds of its side, and the operator's heap once its pods all run, into the report's folder; 0 skips")
 	flag.BoolVar(&o.skipTorch, "skip-torch", false, "skip the real-torch recovery and rescale measurements")
+	flag.StringVar(&o.floorPods, "floor-pods", floorPodsSame, "what the floor's pods hold: same (Muster's pods: its environment, labels and annotation, without its owner reference and finalizer) or template (the role's template alone)")
 	flag.Parse()
+	if o.floorPods != floorPodsSame && o.floorPods != floorPodsTemplate {
+		fmt.Fprintf(os.Stderr, "bench: -floor-pods %q: same or template\n", o.floorPods)
+		os.Exit(2)
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
@@ -150,7 +167,7 @@ func run(o options) (err error) {
 	}
 	b := &bench{cfg: cfg, cs: cs, c: c, floorCS: floorCS, o: o, track: track,
 		operator: operator, opMetrics: opMetrics, procs: procs,
-		report: &report{started: time.Now()}}
+		report: &report{started: time.Now(), floorPods: o.floorPods}}
 	if err := b.runScenarios(ctx, runs); err != nil {
 		return err
 	}

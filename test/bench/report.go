@@ -20,6 +20,8 @@ type report struct {
 	scenarios []*scenario
 	peakRSS   float64
 	torch     *torchResult
+	// floorPods is what the floor's pods held (-floor-pods).
+	floorPods string
 }
 
 func ratio(a, b time.Duration) string {
@@ -113,6 +115,14 @@ func (r *report) writeScenarios(b *strings.Builder) {
 	fmt.Fprintf(b, "recreates a pod as soon as its watch sees it gone. Before anything is measured, the first scenario's\n")
 	fmt.Fprintf(b, "floor runs once unmeasured: the API server sizes a watch's buffer when the watch starts, and the\n")
 	fmt.Fprintf(b, "watches opened on a fresh cluster would otherwise fall behind in the first side measured alone.\n\n")
+	if r.floorPods == floorPodsSame {
+		fmt.Fprintf(b, "The floor's pods are Muster's: the role's template with the environment, labels and annotation\n")
+		fmt.Fprintf(b, "Muster adds (each task's identity), less the owner reference and tracking finalizer only the\n")
+		fmt.Fprintf(b, "operator needs.\n\n")
+	} else {
+		fmt.Fprintf(b, "**The floor's pods hold the role's template alone** (`-floor-pods template`): none of the\n")
+		fmt.Fprintf(b, "environment, labels and annotation Muster adds, so the ratios include what those cost the cluster.\n\n")
+	}
 	for _, s := range r.scenarios {
 		m, f := s.muster, s.floor
 		fmt.Fprintf(b, "### %s: %d jobs x %d pods (load average after: %s)\n\n", s.name, s.jobs, s.perJob, s.load)
