@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -336,7 +335,7 @@ func benchJob(ns, name string, perJob int) *musterv1.TrainingJob {
 // its own.
 func sameAsMusterPod(ns, job string, index, perJob int) *corev1.Pod {
 	j := benchJob(ns, job, perJob)
-	j.UID = types.UID(uuid.NewUUID())
+	j.UID = uuid.NewUUID()
 	pod, err := objects.DesiredPod(j, &j.Spec.Roles[0], int32(index), 0)
 	if err != nil {
 		panic(err) // the bench's own job: a bug here, not an input
