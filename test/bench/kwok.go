@@ -254,7 +254,14 @@ func (b *bench) floorSide(ctx context.Context, s *scenario) error {
 	if err := b.namespace(ctx, ns); err != nil {
 		return err
 	}
-	// Each job's Service, then its pods, as items for the creators.
+	// The jobs the floor's pods are made from, each once (a job's pods
+	// share its UID, as Muster's do), before the clock starts: a plain
+	// client has no job object to build. Each job's Service, then its
+	// pods, are the creators' items.
+	jobs := make(map[string]*musterv1.TrainingJob, s.jobs)
+	for i := range s.jobs {
+		jobs[jobName(i)] = floorJob(ns, jobName(i), s.perJob)
+	}
 	per := s.perJob + 1
 	err := b.measure(ctx, ns, s.jobs*s.perJob, &s.floor, false, func() error {
 		var mu sync.Mutex
@@ -265,7 +272,7 @@ func (b *bench) floorSide(ctx context.Context, s *scenario) error {
 			if item == 0 {
 				_, err = b.floorCS.CoreV1().Services(ns).Create(ctx, floorService(job), metav1.CreateOptions{})
 			} else {
-				_, err = b.floorCS.CoreV1().Pods(ns).Create(ctx, b.floorPod(ns, job, item-1, s.perJob), metav1.CreateOptions{})
+				_, err = b.floorCS.CoreV1().Pods(ns).Create(ctx, b.floorPod(jobs[job], item-1), metav1.CreateOptions{})
 			}
 			if err != nil {
 				mu.Lock()
@@ -280,7 +287,7 @@ func (b *bench) floorSide(ctx context.Context, s *scenario) error {
 	}
 	if s.replace > 0 {
 		stop := make(chan struct{})
-		if err := b.recreateOnDelete(ns, s.perJob, stop); err != nil {
+		if err := b.recreateOnDelete(ns, jobs, stop); err != nil {
 			return err
 		}
 		s.floor.replacedMade, s.floor.replaced, err = b.replace(ctx, ns, s.replace)
@@ -292,8 +299,8 @@ func (b *bench) floorSide(ctx context.Context, s *scenario) error {
 	return b.deleteNamespace(ctx, ns)
 }
 
-// floorService and floorPod are what Muster makes for a job: a headless
-// Service publishing not-ready pods, and one pod per task.
+// floorService is the job's Service as Muster makes it: headless,
+// publishing not-ready pods.
 func floorService(job string) *corev1.Service {
 	return &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: job, Labels: map[string]string{jobLabel: job}},
@@ -302,16 +309,18 @@ func floorService(job string) *corev1.Service {
 	}
 }
 
-func (b *bench) floorPod(ns, job string, index, perJob int) *corev1.Pod {
+// floorPod is the floor's pod of one task of job: Muster's, or the
+// template alone (-floor-pods).
+func (b *bench) floorPod(job *musterv1.TrainingJob, index int) *corev1.Pod {
 	if b.o.floorPods == floorPodsSame {
-		return sameAsMusterPod(ns, job, index, perJob)
+		return sameAsMusterPod(job, index)
 	}
-	name := fmt.Sprintf("%s-worker-%d", job, index)
+	name := fmt.Sprintf("%s-worker-%d", job.Name, index)
 	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{jobLabel: job}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{jobLabel: job.Name}},
 		Spec: func() corev1.PodSpec {
 			s := fakePodSpec()
-			s.Hostname, s.Subdomain = name, job
+			s.Hostname, s.Subdomain = name, job.Name
 			return s
 		}(),
 	}
@@ -327,16 +336,22 @@ func benchJob(ns, name string, perJob int) *musterv1.TrainingJob {
 		}).Obj()
 }
 
-// sameAsMusterPod is the pod Muster makes for a task of benchJob, less
+// floorJob is benchJob with the UID the API server would have given it,
+// for the floor's pods to carry.
+func floorJob(ns, name string, perJob int) *musterv1.TrainingJob {
+	j := benchJob(ns, name, perJob)
+	j.UID = uuid.NewUUID()
+	return j
+}
+
+// sameAsMusterPod is the pod Muster makes for a task of a floorJob, less
 // what only the operator needs (its owner reference and tracking
 // finalizer): the environment, labels and annotation a plain client that
 // tells each task who it is writes too. Its label keys are renamed,
 // keeping their length, so that the operator does not take it for one of
 // its own.
-func sameAsMusterPod(ns, job string, index, perJob int) *corev1.Pod {
-	j := benchJob(ns, job, perJob)
-	j.UID = uuid.NewUUID()
-	pod, err := objects.DesiredPod(j, &j.Spec.Roles[0], int32(index), 0)
+func sameAsMusterPod(job *musterv1.TrainingJob, index int) *corev1.Pod {
+	pod, err := objects.DesiredPod(job, &job.Spec.Roles[0], int32(index), 0)
 	if err != nil {
 		panic(err) // the bench's own job: a bug here, not an input
 	}
@@ -354,7 +369,7 @@ func sameAsMusterPod(ns, job string, index, perJob int) *corev1.Pod {
 
 // recreateOnDelete is the floor's replacement: the plain client makes a
 // pod again as soon as its watch sees it gone.
-func (b *bench) recreateOnDelete(ns string, perJob int, stop <-chan struct{}) error {
+func (b *bench) recreateOnDelete(ns string, jobs map[string]*musterv1.TrainingJob, stop <-chan struct{}) error {
 	f := informers.NewSharedInformerFactoryWithOptions(b.floorCS, 0, informers.WithNamespace(ns))
 	inf := f.Core().V1().Pods().Informer()
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
@@ -368,7 +383,7 @@ func (b *bench) recreateOnDelete(ns string, perJob int, stop <-chan struct{}) er
 			return
 		}
 		go func() {
-			_, _ = b.floorCS.CoreV1().Pods(ns).Create(context.Background(), b.floorPod(ns, pod.Labels[jobLabel], podIndex(pod.Name), perJob), metav1.CreateOptions{})
+			_, _ = b.floorCS.CoreV1().Pods(ns).Create(context.Background(), b.floorPod(jobs[pod.Labels[jobLabel]], podIndex(pod.Name)), metav1.CreateOptions{})
 		}()
 	}})
 	if err != nil {

@@ -66,7 +66,8 @@ func TestStandbyTakesOverFromAKilledLeader(t *testing.T) {
 	// see takeoverGoal in test/chaos) bound the wait; the rest is the
 	// new leader starting its controllers, slower under the race detector
 	// on a busy machine. How fast it is belongs to the benchmarks: here,
-	// only that it comes within the lease, not after a restart back-off.
+	// only that it comes once the lease runs out, not after a restart
+	// back-off.
 	took := time.Since(killed)
 	t.Logf("the standby acted %s after the leader was killed", took.Round(100*time.Millisecond))
 	e.g.Expect(took).To(gomega.BeNumerically("<", 35*time.Second))
