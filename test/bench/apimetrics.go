@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,14 +20,14 @@ type requests map[string]float64
 // apiCounters are the API server's counters the bench reads.
 type apiCounters struct {
 	requests requests
-	// terminatedWatches are the watches, of any resource, the API server
-	// closed because their client fell behind.
-	terminatedWatches float64
+	// terminatedWatches are the watches the API server closed because
+	// their client fell behind, by resource.
+	terminatedWatches watchCounts
 }
 
 // minus is c less an earlier reading.
 func (c apiCounters) minus(before apiCounters) apiCounters {
-	return apiCounters{requests: c.requests.minus(before.requests), terminatedWatches: c.terminatedWatches - before.terminatedWatches}
+	return apiCounters{requests: c.requests.minus(before.requests), terminatedWatches: c.terminatedWatches.minus(before.terminatedWatches)}
 }
 
 // scrapeAPI reads the API server's counters.
@@ -35,15 +36,15 @@ func scrapeAPI(ctx context.Context, cs kubernetes.Interface) (apiCounters, error
 	if err != nil {
 		return apiCounters{}, fmt.Errorf("reading the API server's metrics: %w", err)
 	}
-	out := apiCounters{requests: requests{}}
+	out := apiCounters{requests: requests{}, terminatedWatches: watchCounts{}}
 	sc := bufio.NewScanner(strings.NewReader(string(raw)))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if strings.HasPrefix(line, "apiserver_terminated_watchers_total{") {
-			if _, value, ok := strings.Cut(line, "} "); ok {
+		if labels, ok := strings.CutPrefix(line, "apiserver_terminated_watchers_total{"); ok {
+			if labels, value, ok := strings.Cut(labels, "} "); ok {
 				v, _ := strconv.ParseFloat(value, 64)
-				out.terminatedWatches += v
+				out.terminatedWatches[parseLabels(labels)["resource"]] += v
 			}
 			continue
 		}
@@ -82,6 +83,35 @@ func parseLabels(s string) map[string]string {
 		}
 	}
 	return out
+}
+
+// watchCounts counts watches by resource.
+type watchCounts map[string]float64
+
+// minus is w less an earlier reading.
+func (w watchCounts) minus(before watchCounts) watchCounts {
+	out := watchCounts{}
+	for k, v := range w {
+		if d := v - before[k]; d > 0 {
+			out[k] = d
+		}
+	}
+	return out
+}
+
+// String is the total, then each resource's share: "11 (pods 6,
+// trainingjobs 5)".
+func (w watchCounts) String() string {
+	var total float64
+	parts := make([]string, 0, len(w))
+	for _, k := range slices.Sorted(maps.Keys(w)) {
+		total += w[k]
+		parts = append(parts, fmt.Sprintf("%s %.0f", k, w[k]))
+	}
+	if len(parts) == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%.0f (%s)", total, strings.Join(parts, ", "))
 }
 
 // minus is r less an earlier reading.

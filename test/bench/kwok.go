@@ -71,14 +71,18 @@ type side struct {
 	// operator spent, by component.
 	cpu map[string]float64
 	// terminated are the watches the API server closed because their
-	// client fell behind (each one re-watches, or lists everything again).
-	terminated float64
+	// client fell behind (each one re-watches, or lists everything again),
+	// by resource.
+	terminated watchCounts
 	// ops is what the operator's counters moved by (its reconciles, status
 	// writes, cache waits).
 	ops counters
 	// replaced are delete -> replacement Running, and replacedMade delete
 	// -> replacement made (first seen), each sorted.
 	replaced, replacedMade []time.Duration
+	// replacedOne and replacedOneMade are the same for pods deleted one at
+	// a time, on a cluster at rest.
+	replacedOne, replacedOneMade []time.Duration
 	// replacing is what the operator's timings moved by while the
 	// replacements were made.
 	replacing counters
@@ -93,6 +97,7 @@ type scenario struct {
 	name          string
 	jobs, perJob  int
 	replace       int
+	replaceOne    int
 	muster, floor side
 	// jobBytes is the size of the largest TrainingJob object, in bytes.
 	jobBytes int
@@ -245,6 +250,11 @@ func (b *bench) musterSide(ctx context.Context, s *scenario) error {
 		}
 		s.muster.replacing = after.minus(before)
 	}
+	if s.replaceOne > 0 {
+		if s.muster.replacedOneMade, s.muster.replacedOne, err = b.replaceOne(ctx, ns, s.replaceOne, s.perJob); err != nil {
+			return err
+		}
+	}
 	s.muster.peakRSS = b.operator.peakRSS()
 	return b.deleteNamespace(ctx, ns)
 }
@@ -285,18 +295,35 @@ func (b *bench) floorSide(ctx context.Context, s *scenario) error {
 	if err != nil {
 		return err
 	}
-	if s.replace > 0 {
-		stop := make(chan struct{})
-		if err := b.recreateOnDelete(ns, jobs, stop); err != nil {
-			return err
-		}
-		s.floor.replacedMade, s.floor.replaced, err = b.replace(ctx, ns, s.replace)
-		close(stop)
-		if err != nil {
+	if s.replace > 0 || s.replaceOne > 0 {
+		if err := b.floorReplacements(ctx, ns, s, jobs); err != nil {
 			return err
 		}
 	}
 	return b.deleteNamespace(ctx, ns)
+}
+
+// floorReplacements times the floor's replacements, its client recreating
+// each pod it sees gone until they are timed: not while the namespace
+// goes.
+func (b *bench) floorReplacements(ctx context.Context, ns string, s *scenario, jobs map[string]*musterv1.TrainingJob) error {
+	stop := make(chan struct{})
+	defer close(stop)
+	if err := b.recreateOnDelete(ns, jobs, stop); err != nil {
+		return err
+	}
+	var err error
+	if s.replace > 0 {
+		if s.floor.replacedMade, s.floor.replaced, err = b.replace(ctx, ns, s.replace); err != nil {
+			return err
+		}
+	}
+	if s.replaceOne > 0 {
+		if s.floor.replacedOneMade, s.floor.replacedOne, err = b.replaceOne(ctx, ns, s.replaceOne, s.perJob); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // floorService is the job's Service as Muster makes it: headless,
@@ -419,6 +446,36 @@ func (b *bench) replace(ctx context.Context, ns string, n int) (made, running []
 		return nil, nil, err
 	}
 	made, running = b.track.replacements(ns, start, deleted)
+	return made, running, nil
+}
+
+// replaceOne deletes a pod of each of the first n jobs of ns, grace 0, one
+// at a time: each once the one before runs again and the cluster's writes
+// have settled, so that nothing batches it with another. It takes worker 1
+// where there is one (the batch took worker 0), and returns the same times
+// as replace.
+func (b *bench) replaceOne(ctx context.Context, ns string, n, perJob int) (made, running []time.Duration, err error) {
+	b.logf("deleting one pod of %d jobs in %s, one at a time", n, ns)
+	if _, err := b.settle(ctx); err != nil {
+		return nil, nil, err
+	}
+	for i := range n {
+		name := jobName(i) + "-worker-" + strconv.Itoa(min(1, perJob-1))
+		start := time.Now()
+		if err := b.cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}); err != nil {
+			return nil, nil, err
+		}
+		if _, err := b.track.wait(ctx, ns, start, 1, 2*time.Minute); err != nil {
+			return nil, nil, err
+		}
+		m, r := b.track.replacements(ns, start, map[string]time.Time{name: start})
+		made, running = append(made, m...), append(running, r...)
+		if _, err := b.settle(ctx); err != nil {
+			return nil, nil, err
+		}
+	}
+	sortDurations(made)
+	sortDurations(running)
 	return made, running, nil
 }
 

@@ -24,6 +24,7 @@ type options struct {
 	burst, huge string
 	big         string
 	replace     int
+	replaceOne  int
 	profile     int
 	out         string
 	skipTorch   bool
@@ -45,6 +46,7 @@ func main() {
 	var o options
 	flag.StringVar(&o.burst, "burst", "250x4", "JOBSxPODS: many small jobs at once, and the replacement test on them; empty skips")
 	flag.IntVar(&o.replace, "replace", 100, "jobs of the burst that lose a pod, to time its replacement; 0 skips")
+	flag.IntVar(&o.replaceOne, "replace-one", 10, "jobs of the burst that then lose another pod, one at a time, each once the one before runs again and the writes settle; 0 skips")
 	flag.StringVar(&o.big, "big", "500,5000", "comma-separated pod counts of single big jobs; empty skips")
 	flag.StringVar(&o.huge, "huge", "1000x10", "JOBSxPODS: the largest run; empty skips")
 	flag.StringVar(&o.out, "out", "_output/bench", "folder of the report")
@@ -70,7 +72,8 @@ func scenarios(o options) ([]*scenario, error) {
 		if err != nil {
 			return nil, fmt.Errorf("-burst: %w", err)
 		}
-		out = append(out, &scenario{name: "burst", jobs: j, perJob: p, replace: min(o.replace, j)})
+		out = append(out, &scenario{name: "burst", jobs: j, perJob: p, replace: min(o.replace, j),
+			replaceOne: min(o.replaceOne, j)})
 	}
 	if o.big != "" {
 		for _, f := range strings.Split(o.big, ",") {
