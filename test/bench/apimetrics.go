@@ -89,15 +89,7 @@ func parseLabels(s string) map[string]string {
 type watchCounts map[string]float64
 
 // minus is w less an earlier reading.
-func (w watchCounts) minus(before watchCounts) watchCounts {
-	out := watchCounts{}
-	for k, v := range w {
-		if d := v - before[k]; d > 0 {
-			out[k] = d
-		}
-	}
-	return out
-}
+func (w watchCounts) minus(before watchCounts) watchCounts { return moved(w, before) }
 
 // String is the total, then each resource's share: "11 (pods 6,
 // trainingjobs 5)".
@@ -115,9 +107,13 @@ func (w watchCounts) String() string {
 }
 
 // minus is r less an earlier reading.
-func (r requests) minus(before requests) requests {
-	out := requests{}
-	for k, v := range r {
+func (r requests) minus(before requests) requests { return moved(r, before) }
+
+// moved is how far each of a reading's counters went up since an earlier
+// one, leaving out those that did not move.
+func moved[M ~map[string]float64](now, before M) M {
+	out := M{}
+	for k, v := range now {
 		if d := v - before[k]; d > 0 {
 			out[k] = d
 		}
