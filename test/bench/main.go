@@ -28,6 +28,7 @@ type options struct {
 	profile     int
 	out         string
 	skipTorch   bool
+	torchRuns   int
 	// floorPods is what the floor's pods hold: floorPodsSame or
 	// floorPodsTemplate.
 	floorPods string
@@ -52,10 +53,15 @@ func main() {
 	flag.StringVar(&o.out, "out", "_output/bench", "folder of the report")
 	flag.IntVar(&o.profile, "profile", 0, "record the API server's CPU profile over the first SECONDS of each side of each scenario, the operator's over the same seconds of its side, and the operator's heap once its pods all run, into the report's folder; 0 skips")
 	flag.BoolVar(&o.skipTorch, "skip-torch", false, "skip the real-torch recovery and rescale measurements")
+	flag.IntVar(&o.torchRuns, "torch-runs", 3, "times to run the real-torch measurements, Muster's and the floor's in turn; the report gives each time's median")
 	flag.StringVar(&o.floorPods, "floor-pods", floorPodsSame, "what the floor's pods hold: same (Muster's pods: its environment, labels and annotation, without its owner reference and finalizer) or template (the role's template alone)")
 	flag.Parse()
 	if o.floorPods != floorPodsSame && o.floorPods != floorPodsTemplate {
 		fmt.Fprintf(os.Stderr, "bench: -floor-pods %q: same or template\n", o.floorPods)
+		os.Exit(2)
+	}
+	if o.torchRuns < 1 {
+		fmt.Fprintf(os.Stderr, "bench: -torch-runs %d: at least 1 (-skip-torch skips them)\n", o.torchRuns)
 		os.Exit(2)
 	}
 	if err := run(o); err != nil {

@@ -11,8 +11,29 @@ import (
 	"time"
 )
 
+// torchResult are each run's times, Muster's and the floor's.
 type torchResult struct {
-	muster, floor torchTimes
+	muster, floor []torchTimes
+}
+
+// medianOf is the median of one of the runs' times, and all of them as
+// "18.5 s (17.8, 19.2, 18.5)" when there is more than one.
+func medianOf(runs []torchTimes, of func(torchTimes) time.Duration) (time.Duration, string) {
+	all := make([]time.Duration, len(runs))
+	each := make([]string, len(runs))
+	for i, r := range runs {
+		all[i] = of(r)
+		each[i] = strconv.FormatFloat(of(r).Seconds(), 'f', 1, 64)
+	}
+	sortDurations(all)
+	m := all[(len(all)-1)/2]
+	if len(all)%2 == 0 {
+		m = (all[len(all)/2-1] + all[len(all)/2]) / 2
+	}
+	if len(runs) == 1 {
+		return m, secs(m)
+	}
+	return m, secs(m) + " (" + strings.Join(each, ", ") + ")"
 }
 
 type report struct {
@@ -63,11 +84,22 @@ func (r *report) write(dir string) error {
 		fmt.Fprintf(&b, "examples/pytorch-elastic (torchrun, gloo, CPU, min 2 max 4) on the process node, against the same\n")
 		fmt.Fprintf(&b, "script run as bare processes on this machine (a store process and torchrun agents with Muster's\n")
 		fmt.Fprintf(&b, "settings): the floor torch itself imposes. Each time runs from the event to the first epoch the\n")
-		fmt.Fprintf(&b, "new world finishes.\n\n")
+		fmt.Fprintf(&b, "new world finishes; with more than one run (-torch-runs, Muster's and the floor's in turn), the\n")
+		fmt.Fprintf(&b, "median, each run's time in brackets, and the ratio of the medians.\n\n")
 		fmt.Fprintf(&b, "| measurement | Muster | floor | ratio |\n|---|---|---|---|\n")
-		fmt.Fprintf(&b, "| worker lost (SIGKILL), 4 -> 3 | %s | %s | %s |\n", secs(t.muster.loss), secs(t.floor.loss), ratio(t.muster.loss, t.floor.loss))
-		fmt.Fprintf(&b, "| scale-down request, 4 -> 3 | %s | %s | %s |\n", secs(t.muster.scaleDown), secs(t.floor.scaleDown), ratio(t.muster.scaleDown, t.floor.scaleDown))
-		fmt.Fprintf(&b, "| scale-up request, 3 -> 4 | %s | %s | %s |\n\n", secs(t.muster.scaleUp), secs(t.floor.scaleUp), ratio(t.muster.scaleUp, t.floor.scaleUp))
+		for _, row := range []struct {
+			what string
+			of   func(torchTimes) time.Duration
+		}{
+			{"worker lost (SIGKILL), 4 -> 3", func(t torchTimes) time.Duration { return t.loss }},
+			{"scale-down request, 4 -> 3", func(t torchTimes) time.Duration { return t.scaleDown }},
+			{"scale-up request, 3 -> 4", func(t torchTimes) time.Duration { return t.scaleUp }},
+		} {
+			m, mCell := medianOf(t.muster, row.of)
+			f, fCell := medianOf(t.floor, row.of)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", row.what, mCell, fCell, ratio(m, f))
+		}
+		fmt.Fprintln(&b)
 		fmt.Fprintf(&b, "The floor's scale-down is SIGTERM to one agent and its scale-up is starting one more agent;\n")
 		fmt.Fprintf(&b, "Muster's include the API write, the operator's reaction, and pod creation or deletion.\n")
 	}

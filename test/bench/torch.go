@@ -25,6 +25,9 @@ import (
 	"github.com/muster-dev/muster/tools/demo"
 )
 
+// torchFloorPort is the floor's store's port in its first run.
+const torchFloorPort = 29587
+
 // torchTimes are the times from an event to the first epoch the new world
 // finishes.
 type torchTimes struct {
@@ -98,28 +101,35 @@ func (e *events) waitEpoch(world, minEpoch int, since time.Time, timeout time.Du
 const epochs = "400" // long enough that training outlives every measurement
 
 // torch measures recovery and rescale with real torchrun workers, through
-// Muster on the local cluster and then as bare processes (the floor).
+// Muster on the local cluster and then as bare processes (the floor), in
+// turn, -torch-runs times: each time waits on torch's own rendezvous and
+// monitor ticks, which move a single run's times by seconds.
 func (b *bench) torch(ctx context.Context) error {
-	b.logf("real torch through Muster")
-	m, err := b.torchMuster(ctx)
-	if err != nil {
-		return err
+	res := &torchResult{}
+	for i := range b.o.torchRuns {
+		b.logf("real torch through Muster (run %d of %d)", i+1, b.o.torchRuns)
+		m, err := b.torchMuster(ctx, fmt.Sprintf("bench-torch-%d", i))
+		if err != nil {
+			return err
+		}
+		b.logf("real torch without the operator (run %d of %d)", i+1, b.o.torchRuns)
+		f, err := b.torchFloor(torchFloorPort + i)
+		if err != nil {
+			return err
+		}
+		res.muster, res.floor = append(res.muster, m), append(res.floor, f)
 	}
-	b.logf("real torch without the operator")
-	f, err := b.torchFloor()
-	if err != nil {
-		return err
-	}
-	b.report.torch = &torchResult{muster: m, floor: f}
+	b.report.torch = res
 	return nil
 }
 
-func (b *bench) torchMuster(ctx context.Context) (torchTimes, error) {
+func (b *bench) torchMuster(ctx context.Context, ns string) (torchTimes, error) {
 	var t torchTimes
-	ns := "bench-torch"
 	if err := b.namespace(ctx, ns); err != nil {
 		return t, err
 	}
+	// Gone with its processes before the floor runs or the next run starts.
+	defer func() { _ = b.deleteNamespace(context.WithoutCancel(ctx), ns) }()
 	bins, _, err := b.cfg.BinaryPaths()
 	if err != nil {
 		return t, err
@@ -196,14 +206,16 @@ func since(ev *events, world int, start time.Time) (time.Duration, error) {
 // torchFloor runs the same training as bare processes on this machine: a
 // store process and four torchrun agents with Muster's settings, no
 // Kubernetes and no operator.
-func (b *bench) torchFloor() (torchTimes, error) {
+// Each run's store listens on its own port: the last one's may not have let
+// go of it yet.
+func (b *bench) torchFloor(storePort int) (torchTimes, error) {
 	var t torchTimes
 	dir, err := os.MkdirTemp("", "muster-bench-floor-")
 	if err != nil {
 		return t, err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	const port = "29587"
+	port := strconv.Itoa(storePort)
 	env := append(os.Environ(),
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"MUSTER_STORE_PORT="+port, "PYTHONUNBUFFERED=1", "CKPT_DIR="+dir, "EPOCHS="+epochs,
