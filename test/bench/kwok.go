@@ -428,6 +428,12 @@ func podIndex(name string) int {
 	return i
 }
 
+// deletePod deletes a pod at once (grace 0), as a node lost or a process
+// killed leaves it.
+func (b *bench) deletePod(ctx context.Context, ns, name string) error {
+	return b.cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))})
+}
+
 // replace deletes worker 0 of the first n jobs of ns at once, grace 0, and
 // returns, sorted, how long each took to be made again and to be Running
 // again.
@@ -438,7 +444,7 @@ func (b *bench) replace(ctx context.Context, ns string, n int) (made, running []
 	for i := range n {
 		name := jobName(i) + "-worker-0"
 		deleted[name] = time.Now()
-		if err := b.cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}); err != nil {
+		if err := b.deletePod(ctx, ns, name); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -462,7 +468,7 @@ func (b *bench) replaceOne(ctx context.Context, ns string, n, perJob int) (made,
 	for i := range n {
 		name := jobName(i) + "-worker-" + strconv.Itoa(min(1, perJob-1))
 		start := time.Now()
-		if err := b.cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))}); err != nil {
+		if err := b.deletePod(ctx, ns, name); err != nil {
 			return nil, nil, err
 		}
 		if _, err := b.track.wait(ctx, ns, start, 1, 2*time.Minute); err != nil {

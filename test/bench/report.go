@@ -17,7 +17,8 @@ type torchResult struct {
 }
 
 // medianOf is the median of one of the runs' times, and all of them as
-// "18.5 s (17.8, 19.2, 18.5)" when there is more than one.
+// "18.5 s (17.8, 19.2, 18.5)" when there is more than one (of an even
+// number, the lower of the middle two).
 func medianOf(runs []torchTimes, of func(torchTimes) time.Duration) (time.Duration, string) {
 	all := make([]time.Duration, len(runs))
 	each := make([]string, len(runs))
@@ -26,10 +27,7 @@ func medianOf(runs []torchTimes, of func(torchTimes) time.Duration) (time.Durati
 		each[i] = strconv.FormatFloat(of(r).Seconds(), 'f', 1, 64)
 	}
 	sortDurations(all)
-	m := all[(len(all)-1)/2]
-	if len(all)%2 == 0 {
-		m = (all[len(all)/2-1] + all[len(all)/2]) / 2
-	}
+	m := quantile(all, 0.5)
 	if len(runs) == 1 {
 		return m, secs(m)
 	}

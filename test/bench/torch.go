@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -123,13 +124,18 @@ func (b *bench) torch(ctx context.Context) error {
 	return nil
 }
 
-func (b *bench) torchMuster(ctx context.Context, ns string) (torchTimes, error) {
-	var t torchTimes
+func (b *bench) torchMuster(ctx context.Context, ns string) (t torchTimes, err error) {
 	if err := b.namespace(ctx, ns); err != nil {
 		return t, err
 	}
-	// Gone with its processes before the floor runs or the next run starts.
-	defer func() { _ = b.deleteNamespace(context.WithoutCancel(ctx), ns) }()
+	// Gone with its processes before the floor runs or the next run starts;
+	// a run that cannot clear its namespace fails rather than leave the next
+	// beside its processes.
+	defer func() {
+		if derr := b.deleteNamespace(context.WithoutCancel(ctx), ns); derr != nil {
+			err = errors.Join(err, fmt.Errorf("clearing %s: %w", ns, derr))
+		}
+	}()
 	bins, _, err := b.cfg.BinaryPaths()
 	if err != nil {
 		return t, err

@@ -34,30 +34,58 @@ func udp(port int) listenAddr { return listenAddr{"udp", fmt.Sprintf("127.0.0.1:
 func (c *Config) pidFile(name string) string { return c.path("run", name+".pid") }
 
 // runningPID returns the pid of a component started from this state dir if
-// that process still runs. The pidfile holds the pid and the binary: checking
-// the binary keeps a stale pidfile from naming an unrelated process that
-// reused the pid.
+// that process still runs. The pidfile holds the pid, the binary and the
+// process's start time: a pid and its start time name one process for as
+// long as the machine runs, so a stale pidfile never names an unrelated
+// process that reused the pid. (The binary is not enough on its own: for a
+// moment during exec a process's command line reads empty.)
 func (c *Config) runningPID(name string) (int, bool) {
 	data, err := os.ReadFile(c.pidFile(name))
 	if err != nil {
 		return 0, false
 	}
-	pidLine, bin, _ := strings.Cut(strings.TrimSpace(string(data)), "\n")
-	pid, err := strconv.Atoi(pidLine)
-	if err != nil || pid <= 0 {
+	fields := strings.Split(strings.TrimSpace(string(data)), "\n")
+	pid, err := strconv.Atoi(fields[0])
+	if err != nil || pid <= 0 || len(fields) < 2 {
 		return 0, false
 	}
-	return pid, processRuns(pid, bin)
+	if len(fields) < 3 {
+		// Written by an earlier version, without the start time.
+		return pid, processRunsBinary(pid, fields[1])
+	}
+	started, ok := processStarted(pid)
+	return pid, ok && started == fields[2]
 }
 
-// processRuns reports whether pid is a live (not zombie) process of bin.
-func processRuns(pid int, bin string) bool {
+// procStat returns a process's state and when it started (in clock ticks
+// since boot) from /proc/<pid>/stat; ok is false when no such process exists.
+func procStat(pid int) (state, started string, ok bool) {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return false
+		return "", "", false
 	}
-	// The state follows the parenthesised command name, which may hold spaces.
-	if i := bytes.LastIndexByte(stat, ')'); i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' {
+	// The fields follow the parenthesised command name, which may hold
+	// spaces: the state (field 3) first, the start time (field 22) 19 later.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return "", "", false
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	if len(fields) < 20 {
+		return "", "", false
+	}
+	return fields[0], fields[19], true
+}
+
+// processStarted returns when a live (not zombie) process started.
+func processStarted(pid int) (string, bool) {
+	state, started, ok := procStat(pid)
+	return started, ok && state != "Z"
+}
+
+// processRunsBinary reports whether pid is a live process of bin.
+func processRunsBinary(pid int, bin string) bool {
+	if _, ok := processStarted(pid); !ok {
 		return false
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
@@ -100,7 +128,14 @@ func (c *Config) start(ctx context.Context, comp component, timeout time.Duratio
 	if err := cmd.Start(); err != nil {
 		return false, fmt.Errorf("starting %s: %w", comp.name, err)
 	}
-	if err := writeFile(c.pidFile(comp.name), []byte(fmt.Sprintf("%d\n%s\n", cmd.Process.Pid, comp.bin)), 0o644); err != nil {
+	// The start time is set at fork, so it is there however far exec is,
+	// and stays while the process is a zombie we have not reaped yet.
+	_, forked, ok := procStat(cmd.Process.Pid)
+	if !ok {
+		_ = cmd.Process.Kill()
+		return false, fmt.Errorf("starting %s: no process %d", comp.name, cmd.Process.Pid)
+	}
+	if err := writeFile(c.pidFile(comp.name), []byte(fmt.Sprintf("%d\n%s\n%s\n", cmd.Process.Pid, comp.bin, forked)), 0o644); err != nil {
 		_ = cmd.Process.Kill()
 		return false, err
 	}

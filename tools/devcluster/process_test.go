@@ -29,7 +29,7 @@ func TestStartAndStopByPidfile(t *testing.T) {
 	if !c.stop("sleeper", 5*time.Second) {
 		t.Error("stop found nothing to stop")
 	}
-	if processRuns(pid, "/bin/sleep") {
+	if _, alive := processStarted(pid); alive {
 		t.Error("still running after stop")
 	}
 	if _, err := os.Stat(c.pidFile("sleeper")); !os.IsNotExist(err) {
@@ -40,14 +40,46 @@ func TestStartAndStopByPidfile(t *testing.T) {
 	}
 }
 
-func TestStalePidfileOfAnotherProgramIsNotOurs(t *testing.T) {
+func TestPidfileOfAnEarlierVersionIsCheckedByBinary(t *testing.T) {
 	c := &Config{StateDir: t.TempDir()}
-	// Our own pid runs the test binary, not the recorded one.
-	if err := writeFile(c.pidFile("etcd"), []byte(strings.Join([]string{strconv.Itoa(os.Getpid()), "/nonexistent/etcd", ""}, "\n")), 0o644); err != nil {
-		t.Fatal(err)
+	// An earlier version recorded the pid and the binary only.
+	record := func(bin string) {
+		if err := writeFile(c.pidFile("etcd"), []byte(strings.Join([]string{strconv.Itoa(os.Getpid()), bin, ""}, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+	record("/nonexistent/etcd")
 	if _, ok := c.runningPID("etcd"); ok {
 		t.Error("a pid running another program counts as the component")
+	}
+	record(os.Args[0])
+	if _, ok := c.runningPID("etcd"); !ok {
+		t.Error("the recorded binary runs under the recorded pid, yet it does not count")
+	}
+}
+
+func TestPidfileNamesOneProcessByItsStartTime(t *testing.T) {
+	c := &Config{StateDir: t.TempDir()}
+	_, started, ok := procStat(os.Getpid())
+	if !ok {
+		t.Fatal("no start time for the test's own process")
+	}
+	record := func(start string) {
+		line := strings.Join([]string{strconv.Itoa(os.Getpid()), "/bin/anything", start, ""}, "\n")
+		if err := writeFile(c.pidFile("etcd"), []byte(line), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The binary recorded is not what runs: the start time alone decides,
+	// since a process's command line reads empty for a moment during exec.
+	record(started)
+	if pid, ok := c.runningPID("etcd"); !ok || pid != os.Getpid() {
+		t.Errorf("the recorded process runs: got %d %v", pid, ok)
+	}
+	// The same pid started at another time is another process.
+	record(started + "1")
+	if _, ok := c.runningPID("etcd"); ok {
+		t.Error("a pid that started at another time counts as the component")
 	}
 }
 
