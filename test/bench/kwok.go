@@ -25,6 +25,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/procstat"
 	"github.com/muster-dev/muster/internal/testutil"
 	"github.com/muster-dev/muster/tools/devcluster"
 )
@@ -546,16 +547,11 @@ func operatorProcess() (process, error) {
 
 // cpuSeconds is the process's user+system CPU time.
 func (p process) cpuSeconds() float64 {
-	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.pid))
+	st, err := procstat.Read(p.pid)
 	if err != nil {
 		return 0
 	}
-	// Fields after the command's closing parenthesis; utime and stime are
-	// the 14th and 15th fields of the whole line.
-	f := strings.Fields(string(raw)[strings.LastIndexByte(string(raw), ')')+2:])
-	u, _ := strconv.ParseFloat(f[11], 64)
-	s, _ := strconv.ParseFloat(f[12], 64)
-	return (u + s) / 100 // USER_HZ
+	return float64(st.CPUTicks) / procstat.TicksPerSecond
 }
 
 // resetPeakRSS makes the process's peak resident memory start again from

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/muster-dev/muster/internal/procstat"
 )
 
 // component is one server process of the cluster.
@@ -57,30 +59,10 @@ func (c *Config) runningPID(name string) (int, bool) {
 	return pid, ok && started == fields[2]
 }
 
-// procStat returns a process's state and when it started (in clock ticks
-// since boot) from /proc/<pid>/stat; ok is false when no such process exists.
-func procStat(pid int) (state, started string, ok bool) {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return "", "", false
-	}
-	// The fields follow the parenthesised command name, which may hold
-	// spaces: the state (field 3) first, the start time (field 22) 19 later.
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return "", "", false
-	}
-	fields := strings.Fields(string(stat[i+1:]))
-	if len(fields) < 20 {
-		return "", "", false
-	}
-	return fields[0], fields[19], true
-}
-
 // processStarted returns when a live (not zombie) process started.
 func processStarted(pid int) (string, bool) {
-	state, started, ok := procStat(pid)
-	return started, ok && state != "Z"
+	st, err := procstat.Read(pid)
+	return st.Started, err == nil && st.Alive()
 }
 
 // processRunsBinary reports whether pid is a live process of bin.
@@ -130,12 +112,12 @@ func (c *Config) start(ctx context.Context, comp component, timeout time.Duratio
 	}
 	// The start time is set at fork, so it is there however far exec is,
 	// and stays while the process is a zombie we have not reaped yet.
-	_, forked, ok := procStat(cmd.Process.Pid)
-	if !ok {
+	forked, err := procstat.Read(cmd.Process.Pid)
+	if err != nil {
 		_ = cmd.Process.Kill()
-		return false, fmt.Errorf("starting %s: no process %d", comp.name, cmd.Process.Pid)
+		return false, fmt.Errorf("starting %s: %w", comp.name, err)
 	}
-	if err := writeFile(c.pidFile(comp.name), []byte(fmt.Sprintf("%d\n%s\n%s\n", cmd.Process.Pid, comp.bin, forked)), 0o644); err != nil {
+	if err := writeFile(c.pidFile(comp.name), []byte(fmt.Sprintf("%d\n%s\n%s\n", cmd.Process.Pid, comp.bin, forked.Started)), 0o644); err != nil {
 		_ = cmd.Process.Kill()
 		return false, err
 	}

@@ -60,7 +60,7 @@ func TestPidfileOfAnEarlierVersionIsCheckedByBinary(t *testing.T) {
 
 func TestPidfileNamesOneProcessByItsStartTime(t *testing.T) {
 	c := &Config{StateDir: t.TempDir()}
-	_, started, ok := procStat(os.Getpid())
+	started, ok := processStarted(os.Getpid())
 	if !ok {
 		t.Fatal("no start time for the test's own process")
 	}
