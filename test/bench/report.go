@@ -24,7 +24,7 @@ func medianOf(runs []torchTimes, of func(torchTimes) time.Duration) (time.Durati
 	each := make([]string, len(runs))
 	for i, r := range runs {
 		all[i] = of(r)
-		each[i] = strconv.FormatFloat(of(r).Seconds(), 'f', 1, 64)
+		each[i] = strconv.FormatFloat(all[i].Seconds(), 'f', 1, 64)
 	}
 	sortDurations(all)
 	m := quantile(all, 0.5)

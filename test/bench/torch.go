@@ -212,6 +212,7 @@ func since(ev *events, world int, start time.Time) (time.Duration, error) {
 // torchFloor runs the same training as bare processes on this machine: a
 // store process and four torchrun agents with Muster's settings, no
 // Kubernetes and no operator.
+//
 // Each run's store listens on its own port: the last one's may not have let
 // go of it yet.
 func (b *bench) torchFloor(storePort int) (torchTimes, error) {

@@ -43,16 +43,11 @@ func TestStartAndStopByPidfile(t *testing.T) {
 func TestPidfileOfAnEarlierVersionIsCheckedByBinary(t *testing.T) {
 	c := &Config{StateDir: t.TempDir()}
 	// An earlier version recorded the pid and the binary only.
-	record := func(bin string) {
-		if err := writeFile(c.pidFile("etcd"), []byte(strings.Join([]string{strconv.Itoa(os.Getpid()), bin, ""}, "\n")), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	record("/nonexistent/etcd")
+	writePidfile(t, c, "etcd", "/nonexistent/etcd")
 	if _, ok := c.runningPID("etcd"); ok {
 		t.Error("a pid running another program counts as the component")
 	}
-	record(os.Args[0])
+	writePidfile(t, c, "etcd", os.Args[0])
 	if _, ok := c.runningPID("etcd"); !ok {
 		t.Error("the recorded binary runs under the recorded pid, yet it does not count")
 	}
@@ -64,22 +59,26 @@ func TestPidfileNamesOneProcessByItsStartTime(t *testing.T) {
 	if !ok {
 		t.Fatal("no start time for the test's own process")
 	}
-	record := func(start string) {
-		line := strings.Join([]string{strconv.Itoa(os.Getpid()), "/bin/anything", start, ""}, "\n")
-		if err := writeFile(c.pidFile("etcd"), []byte(line), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	// The binary recorded is not what runs: the start time alone decides,
 	// since a process's command line reads empty for a moment during exec.
-	record(started)
+	writePidfile(t, c, "etcd", "/bin/anything", started)
 	if pid, ok := c.runningPID("etcd"); !ok || pid != os.Getpid() {
 		t.Errorf("the recorded process runs: got %d %v", pid, ok)
 	}
 	// The same pid started at another time is another process.
-	record(started + "1")
+	writePidfile(t, c, "etcd", "/bin/anything", started+"1")
 	if _, ok := c.runningPID("etcd"); ok {
 		t.Error("a pid that started at another time counts as the component")
+	}
+}
+
+// writePidfile records the test's own pid for a component, with what
+// follows it in the file (the binary, the start time).
+func writePidfile(t *testing.T, c *Config, name string, rest ...string) {
+	t.Helper()
+	line := strings.Join(append([]string{strconv.Itoa(os.Getpid())}, rest...), "\n") + "\n"
+	if err := writeFile(c.pidFile(name), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 
