@@ -114,12 +114,12 @@ func (c *Config) start(ctx context.Context, comp component, timeout time.Duratio
 	// and stays while the process is a zombie we have not reaped yet.
 	forked, err := procstat.Read(cmd.Process.Pid)
 	if err != nil {
-		_ = cmd.Process.Kill()
+		abandon(cmd)
 		return false, fmt.Errorf("starting %s: %w", comp.name, err)
 	}
 	if err := writeFile(c.pidFile(comp.name), []byte(fmt.Sprintf("%d\n%s\n%s\n", cmd.Process.Pid, comp.bin, forked.Started)), 0o644); err != nil {
-		_ = cmd.Process.Kill()
-		return false, err
+		abandon(cmd)
+		return false, fmt.Errorf("recording %s: %w", comp.name, err)
 	}
 	// Reap it when it exits while we still run (tests keep running long
 	// after up), so a dead component never lingers as a zombie that looks
@@ -145,6 +145,14 @@ func (c *Config) start(ctx context.Context, comp component, timeout time.Duratio
 	}
 	c.logf("%-24s started in %-8s (pid %d, %s)", comp.name, since(started), cmd.Process.Pid, comp.addr)
 	return true, nil
+}
+
+// abandon kills a component that was started but cannot be recorded, and
+// reaps it: nothing could stop it later, and unreaped it would stay a
+// zombie for as long as we run.
+func abandon(cmd *exec.Cmd) {
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
 }
 
 // poll calls check every 200ms until it succeeds or ctx ends.

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 func TestStartAndStopByPidfile(t *testing.T) {
@@ -80,6 +83,54 @@ func writePidfile(t *testing.T, c *Config, name string, rest ...string) {
 	if err := writeFile(c.pidFile(name), []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestStartReapsAComponentItCannotRecord(t *testing.T) {
+	c := &Config{StateDir: t.TempDir()}
+	// A directory where the pidfile goes: the pidfile cannot be written.
+	if err := os.MkdirAll(c.pidFile("sleeper"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Run through a link of a name of its own, which the kernel keeps as
+	// its command name, so that it can be told from any other process.
+	bin := filepath.Join(t.TempDir(), "reap-me")
+	if err := os.Symlink("/bin/sleep", bin); err != nil {
+		t.Fatal(err)
+	}
+	sleep := component{name: "sleeper", bin: bin, args: []string{"600"}, addr: "-",
+		ready: func(context.Context) error { return nil }}
+	if _, err := c.start(context.Background(), sleep, 5*time.Second); err == nil || !strings.Contains(err.Error(), "recording sleeper") {
+		t.Fatalf("want the pidfile's error, got %v", err)
+	}
+	// Nothing could stop it later: it must be gone, reaped, not left a
+	// zombie child of ours.
+	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 5*time.Second, true,
+		func(context.Context) (bool, error) {
+			state, found := processNamed("reap-me")
+			if state == "Z" {
+				return false, errors.New("the component was killed but left unreaped, a zombie")
+			}
+			return !found, nil
+		})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// processNamed finds a process by its command name, and says its state.
+func processNamed(comm string) (state string, found bool) {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		if _, rest, ok := strings.Cut(string(raw), " ("+comm+") "); ok {
+			state, _, _ = strings.Cut(rest, " ")
+			return state, true
+		}
+	}
+	return "", false
 }
 
 func TestStartReportsAnEarlyExitWithItsLog(t *testing.T) {
