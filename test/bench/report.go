@@ -144,8 +144,8 @@ func (r *report) writeScenarios(b *strings.Builder) {
 	fmt.Fprintf(b, "and the operator. A replacement is one pod of each of the first jobs deleted with grace 0; the floor\n")
 	fmt.Fprintf(b, "recreates a pod as soon as its watch sees it gone. Then another pod of each of the first jobs is\n")
 	fmt.Fprintf(b, "deleted, one at a time, each once the one before runs again and the writes settle: a single failure,\n")
-	fmt.Fprintf(b, "which nothing batches with another. Before anything is measured, the first scenario's\n")
-	fmt.Fprintf(b, "floor runs once unmeasured: the API server sizes a watch's buffer when the watch starts, and the\n")
+	fmt.Fprintf(b, "which nothing batches with another. Before anything is measured, both sides of the first\n")
+	fmt.Fprintf(b, "scenario run once unmeasured: the API server sizes a watch's buffer when the watch starts, and the\n")
 	fmt.Fprintf(b, "watches opened on a fresh cluster would otherwise fall behind in the first side measured alone.\n\n")
 	if r.floorPods == floorPodsSame {
 		fmt.Fprintf(b, "The floor's pods are Muster's: the role's template with the environment, labels and annotation\n")
