@@ -91,9 +91,11 @@ func TestStartReapsAComponentItCannotRecord(t *testing.T) {
 	if err := os.MkdirAll(c.pidFile("sleeper"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// Run through a link of a name of its own, which the kernel keeps as
-	// its command name, so that it can be told from any other process.
-	bin := filepath.Join(t.TempDir(), "reap-me")
+	// Run through a link of a name of its own (the test's pid in it: no
+	// other run of this test has it), which the kernel keeps as its command
+	// name, so that it can be told from any other process.
+	comm := "reap-" + strconv.Itoa(os.Getpid())
+	bin := filepath.Join(t.TempDir(), comm)
 	if err := os.Symlink("/bin/sleep", bin); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +108,7 @@ func TestStartReapsAComponentItCannotRecord(t *testing.T) {
 	// zombie child of ours.
 	err := wait.PollUntilContextTimeout(context.Background(), 20*time.Millisecond, 5*time.Second, true,
 		func(context.Context) (bool, error) {
-			state, found := processNamed("reap-me")
+			state, found := processNamed(comm)
 			if state == "Z" {
 				return false, errors.New("the component was killed but left unreaped, a zombie")
 			}
