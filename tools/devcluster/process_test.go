@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/muster-dev/muster/internal/procstat"
 )
 
 func TestStartAndStopByPidfile(t *testing.T) {
@@ -119,18 +121,24 @@ func TestStartReapsAComponentItCannotRecord(t *testing.T) {
 	}
 }
 
-// processNamed finds a process by its command name, and says its state.
+// processNamed finds a process by its command name, and says its state
+// (procstat's).
 func processNamed(comm string) (state string, found bool) {
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		name, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if err != nil || strings.TrimSuffix(string(name), "\n") != comm {
+			continue
+		}
+		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if _, rest, ok := strings.Cut(string(raw), " ("+comm+") "); ok {
-			state, _, _ = strings.Cut(rest, " ")
-			return state, true
+		st, err := procstat.Read(pid)
+		if err != nil {
+			continue // gone since its name was read
 		}
+		return st.State, true
 	}
 	return "", false
 }
