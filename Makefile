@@ -79,8 +79,19 @@ verify: generate manifests fmt vet lint test-chart ## Regenerate, lint, test the
 
 .PHONY: build
 build: ## Build the operator and the CLI into bin/.
-	go build -o bin/muster-operator ./cmd/muster-operator
-	go build -ldflags "-X github.com/muster-dev/muster/internal/cli/version.Version=v$(VERSION)" -o bin/muster ./cmd/muster
+	go build -ldflags "-X github.com/muster-dev/muster/internal/version.Version=v$(VERSION)" -o bin/muster-operator ./cmd/muster-operator
+	go build -ldflags "-X github.com/muster-dev/muster/internal/version.Version=v$(VERSION)" -o bin/muster ./cmd/muster
+
+# A release's version with its v (make release VERSION=v0.2.0 or 0.2.0).
+RELEASE_VERSION = v$(VERSION:v%=%)
+
+.PHONY: image
+image: ## Build the operator image from source (linux/amd64 and linux/arm64, no Docker) into _output/image as an OCI layout; IMAGE_PUSH=host/path:tag also pushes it.
+	go run ./hack/release image -version $(RELEASE_VERSION) $(if $(IMAGE_PUSH),-push $(IMAGE_PUSH))
+
+.PHONY: release
+release: ## Cut release VERSION into _output/release (image, install.yaml, chart, CLIs, SHA256SUMS, notes); PUSH=1 REGISTRY=host/path pushes the image and chart.
+	go run ./hack/release release -version $(RELEASE_VERSION) $(if $(REGISTRY),-registry $(REGISTRY)) $(if $(PUSH),-push)
 
 ##@ Test
 

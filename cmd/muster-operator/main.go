@@ -26,6 +26,7 @@ import (
 	"github.com/muster-dev/muster/internal/controller"
 	"github.com/muster-dev/muster/internal/gang"
 	"github.com/muster-dev/muster/internal/gang/backends"
+	"github.com/muster-dev/muster/internal/version"
 	musterwebhook "github.com/muster-dev/muster/internal/webhook"
 )
 
@@ -154,14 +155,16 @@ func run(f *flags) error {
 		return err
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        scheme,
-		WebhookServer:                 webhookServer,
-		Cache:                         controller.CacheOptions(namespaces, gangs, f.kueue),
-		Client:                        controller.ClientOptions(),
-		Metrics:                       metricsOptions(f),
-		HealthProbeBindAddress:        f.healthAddr,
-		PprofBindAddress:              f.pprofAddr,
-		LeaderElection:                f.leaderElect,
+		Scheme:                 scheme,
+		WebhookServer:          webhookServer,
+		Cache:                  controller.CacheOptions(namespaces, gangs, f.kueue),
+		Client:                 controller.ClientOptions(),
+		Metrics:                metricsOptions(f),
+		HealthProbeBindAddress: f.healthAddr,
+		PprofBindAddress:       f.pprofAddr,
+		LeaderElection:         f.leaderElect,
+		// The Lease is installed with the operator (config/manager/lease.yaml),
+		// so that uninstalling removes it; the operator only updates it.
 		LeaderElectionID:              "muster-operator.muster.dev",
 		LeaderElectionNamespace:       f.leaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
@@ -198,7 +201,11 @@ func run(f *flags) error {
 			return err
 		}
 	}
-	ctrl.Log.Info("Starting muster-operator")
+	if err := mgr.Add(&selfAnnotator{client: mgr.GetClient(), log: ctrl.Log.WithName("version")}); err != nil {
+		return err
+	}
+	v := version.Get()
+	ctrl.Log.Info("Starting muster-operator", "version", v.Version, "commit", v.Commit, "go", v.GoVersion, "platform", v.Platform)
 	return mgr.Start(ctrl.SetupSignalHandler())
 }
 

@@ -1,38 +1,60 @@
-// Package install installs Muster on the local cluster with the Helm chart,
-// as a platform engineer would with the helm command, runs a job through
-// it, and uninstalls it.
+// Package install installs Muster on a fresh local cluster as a platform
+// team would, from a release cut from this checkout (tools/release, what
+// `make release` runs): with install.yaml, with the packaged chart pulled
+// from an OCI registry, and as an upgrade from the previous release with a
+// job running across it; and it uninstalls each time, checking what is
+// left. The operator runs from its image, pulled by digest: the process
+// node runs the image's own root filesystem, as non-root with a read-only
+// root, so these tests run the binary as shipped.
 //
-// It has its own cluster, started without the operator, rather than a test
+// The release is pushed to a registry the suite runs itself on 127.0.0.1
+// (PUSH=1 REGISTRY=...), and copied to the local cluster's registry, which
+// the process node treats as a mirror of every registry.
+//
+// It has its own cluster, started without the operator, rather than tests
 // in test/e2e: that suite installs Muster with kustomize (config/dev), and
 // the CRD, the webhook configurations and the ClusterRoles are
-// cluster-wide, so a cluster holds one Muster; a second install there
-// would clash with the first, and uninstalling it would leave the e2e
-// tests without their operator. A cluster starts in about a minute once
-// its binaries are cached. It needs root (the process node), and the helm
-// binary that `make helm` builds (MUSTER_HELM names it; without it the
-// test builds it with make).
+// cluster-wide, so a cluster holds one Muster. It needs root (the process
+// node), and the helm binary `make helm` builds (MUSTER_HELM names it;
+// without it the test builds it with make).
 package install
 
 import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
+	"log"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/muster-dev/muster/tools/devcluster"
+	"github.com/muster-dev/muster/tools/release"
 )
+
+// version is the release the suite cuts from this checkout.
+const version = "v0.2.0"
 
 var (
 	cluster *devcluster.Config
 	cs      kubernetes.Interface
 	kubectl string
 	helm    string
+	// rel is the release, relDir its folder, registryHost the suite's own
+	// registry it was pushed to.
+	rel          *release.Manifest
+	relDir       string
+	registryHost string
 )
 
 func TestMain(m *testing.M) {
@@ -52,16 +74,19 @@ func runSuite(m *testing.M) int {
 	if err != nil {
 		return fail(err)
 	}
-	// Its own state dir: never the user's muster-dev cluster. One fake
-	// node, for the operator's second replica (see install_test.go).
+	// Its own state dir: never the user's muster-dev cluster.
 	cfg.StateDir = filepath.Join(cfg.Cache, "install")
-	cfg.FakeNodes, cfg.GPUsPerNode = 1, 0
 	cfg.NoOperator = true
 	cfg.Out = devcluster.PrefixWriter("install cluster: ")
 	cluster = cfg
 	if helm, err = helmBinary(cfg.Root); err != nil {
 		return fail(err)
 	}
+
+	// The registry a release is pushed to: the suite's own, on loopback.
+	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.WithReferrersSupport(true), ggcrregistry.Logger(log.New(io.Discard, "", 0))))
+	defer srv.Close()
+	registryHost = strings.TrimPrefix(srv.URL, "http://")
 
 	ctx := context.Background()
 	if err := devcluster.Down(ctx, cfg); err != nil {
@@ -77,10 +102,7 @@ func runSuite(m *testing.M) int {
 	if err := devcluster.Up(ctx, cfg); err != nil {
 		return fail(fmt.Errorf("starting the cluster: %w", err))
 	}
-	// The chart's image runs the operator binary the process node maps it
-	// to (devcluster.OperatorImage): built from this checkout, as the e2e
-	// suite's is.
-	bins, err := devcluster.Build(ctx, cfg, devcluster.BuildSet{Operator: true})
+	bins, err := devcluster.Build(ctx, cfg, devcluster.BuildSet{})
 	if err != nil {
 		return fail(err)
 	}
@@ -92,7 +114,48 @@ func runSuite(m *testing.M) int {
 	if cs, err = kubernetes.NewForConfig(restCfg); err != nil {
 		return fail(err)
 	}
+
+	// The release, as make release PUSH=1 REGISTRY=<the suite's> cuts it,
+	// with the CLI for this machine only (the others are cross-builds
+	// nothing here runs).
+	relDir, err = os.MkdirTemp("", "muster-release-")
+	if err != nil {
+		return fail(err)
+	}
+	defer func() { _ = os.RemoveAll(relDir) }()
+	rel, err = release.Run(ctx, release.Options{
+		Root: cfg.Root, Out: relDir, Version: version, Registry: registryHost + "/muster", Push: true,
+		CLIPlatforms: []string{"linux/" + runtime.GOARCH},
+		Log:          func(f string, a ...any) { fmt.Fprintf(os.Stderr, "install release: "+f+"\n", a...) },
+	})
+	if err != nil {
+		return fail(fmt.Errorf("cutting the release: %w", err))
+	}
+	if err := mirror(rel.Image); err != nil {
+		return fail(err)
+	}
 	return m.Run()
+}
+
+// mirror copies an image from the suite's registry to the local cluster's,
+// under the same path: the process node looks every image up there first.
+func mirror(ref string) error {
+	src, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		return err
+	}
+	idx, err := remote.Index(src)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", ref, err)
+	}
+	dst, err := name.NewTag(cluster.RegistryAddr()+"/"+src.Context().RepositoryStr()+":mirrored", name.Insecure)
+	if err != nil {
+		return err
+	}
+	if err := remote.WriteIndex(dst, idx); err != nil {
+		return fmt.Errorf("mirroring %s to the cluster's registry: %w", ref, err)
+	}
+	return nil
 }
 
 // helmBinary is $MUSTER_HELM, else the helm `make helm` builds (once) and
@@ -110,4 +173,9 @@ func helmBinary(root string) (string, error) {
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	return lines[len(lines)-1], nil
+}
+
+// cli is the muster CLI of the release, for this machine.
+func cli() string {
+	return filepath.Join(relDir, fmt.Sprintf("muster-%s-linux-%s", version, runtime.GOARCH))
 }

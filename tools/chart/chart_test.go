@@ -151,7 +151,7 @@ func TestDefaultsInstallConfigProduction(t *testing.T) {
 	want := readConfig(t,
 		"config/rbac/role.yaml", "config/rbac/role_binding.yaml", "config/rbac/service_account.yaml",
 		"config/rbac/leader_election_role.yaml", "config/rbac/metrics_reader_role.yaml",
-		"config/manager/manager.yaml", "config/manager/metrics_service.yaml",
+		"config/manager/manager.yaml", "config/manager/lease.yaml", "config/manager/metrics_service.yaml",
 		"config/webhook/webhooks.yaml", "config/webhook/service.yaml", "config/webhook/secret.yaml")
 	if g, w := ids(got), ids(want); !slices.Equal(g, w) {
 		t.Fatalf("the chart renders\n  %s\nconfig/production has\n  %s", strings.Join(g, "\n  "), strings.Join(w, "\n  "))

@@ -3,11 +3,17 @@ package chart
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/strvals"
+)
+
+var (
+	releasedChart = regexp.MustCompile(`^oci://[^ ]+/charts/muster$`)
+	chartVersion  = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
 )
 
 // docsWithCommands are the documents whose helm commands
@@ -41,8 +47,10 @@ func TestDocsHelmCommands(t *testing.T) {
 			if sub == "lint" || sub == "uninstall" {
 				continue
 			}
-			if len(args) < 4 || args[2] != "muster" || args[3] != "charts/muster" {
-				t.Errorf("%s: %q does not install charts/muster as release muster", doc, cmd)
+			// A release's chart, pulled from a registry, is charts/muster
+			// packaged (tools/release).
+			if len(args) < 4 || args[2] != "muster" || (args[3] != "charts/muster" && !releasedChart.MatchString(args[3])) {
+				t.Errorf("%s: %q does not install charts/muster (or a release's oci://.../charts/muster) as release muster", doc, cmd)
 			}
 			vals := map[string]any{}
 			ns := ""
@@ -56,7 +64,12 @@ func TestDocsHelmCommands(t *testing.T) {
 					if err := strvals.ParseInto(args[i], vals); err != nil {
 						t.Errorf("%s: %q: --set %s: %v", doc, cmd, args[i], err)
 					}
-				case "--create-namespace":
+				case "--create-namespace", "--plain-http":
+				case "--version":
+					i++
+					if !strings.HasPrefix(args[3], "oci://") || !chartVersion.MatchString(args[i]) {
+						t.Errorf("%s: %q: --version %s: a chart version (X.Y.Z) of a chart from a registry", doc, cmd, args[i])
+					}
 				default:
 					t.Errorf("%s: %q: unexpected argument %s", doc, cmd, args[i])
 				}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -23,9 +24,11 @@ type Binaries struct {
 	KWOK         string `json:"kwok"`
 	// ProcNode is empty when tools/procnode does not exist.
 	ProcNode string `json:"procNode,omitempty"`
-	// Operator is the muster-operator binary; its folder is what the
-	// operator image maps to on the process node.
+	// Operator is the muster-operator binary of the operator image, which
+	// is kept beside it as an OCI layout (registry.go).
 	Operator string `json:"operator"`
+	// Registry is the local registry (tools/registry).
+	Registry string `json:"registry"`
 	// Coscheduling is kube-scheduler with scheduler-plugins' Coscheduling
 	// plugin, Volcano the folder of vc-scheduler and vc-controller-manager,
 	// Kueue Kueue's controller manager (see extras.go).
@@ -108,8 +111,13 @@ func Build(ctx context.Context, c *Config, set BuildSet) (*Binaries, error) {
 			return nil, err
 		}
 	}
+	if set.ProcNode {
+		if err := c.buildFromSource(ctx, c.Root, "./tools/registry", b.Registry); err != nil {
+			return nil, err
+		}
+	}
 	if set.Operator {
-		if err := c.buildFromSource(ctx, c.Root, "./cmd/muster-operator", b.Operator); err != nil {
+		if err := c.buildOperatorImage(ctx, b); err != nil {
 			return nil, err
 		}
 	}
@@ -131,7 +139,8 @@ func (c *Config) BinaryPaths() (*Binaries, ClusterVersions, error) {
 		ControlPlane: filepath.Join(bin, fmt.Sprintf("k8s-%s-etcd-%s", v.Kubernetes, v.Etcd)),
 		CoreDNS:      filepath.Join(bin, "coredns-"+CoreDNSVersion, "coredns"),
 		KWOK:         filepath.Join(bin, "kwok-"+KWOKVersion, "kwok"),
-		Operator:     filepath.Join(bin, "operator", "muster-operator"),
+		Operator:     filepath.Join(bin, "operator", "linux-"+runtime.GOARCH, "muster-operator"),
+		Registry:     filepath.Join(bin, "registry", "muster-registry"),
 	}
 	ev, err := ReadExtraVersions(c.Root)
 	if err != nil {

@@ -29,6 +29,8 @@ type Ports struct {
 	DNS, DNSReady        int
 	KWOK                 int
 	ProcNode             int
+	// Registry is the local OCI registry the process node pulls from.
+	Registry int
 	// The optional components (see extras.go): each gang scheduler's
 	// health port and the port of its metrics listener, Kueue's health and
 	// webhook ports.
@@ -49,6 +51,7 @@ var DefaultPorts = Ports{
 	DNSReady:          16181,
 	KWOK:              16247,
 	ProcNode:          16250,
+	Registry:          16500,
 
 	Coscheduling:              16260,
 	CoschedulingController:    16267,
@@ -73,7 +76,7 @@ const (
 	// ProcNodeName is the name of the process node.
 	ProcNodeName = "muster-procnode"
 	// OperatorImage is the image of the operator Deployment in config/manager;
-	// the process node maps it to the locally built binary.
+	// muster-dev installs its own build of it from the local registry instead.
 	OperatorImage = "ghcr.io/muster-dev/muster-operator:v0.1.0"
 	// operatorNamespace and operatorDeployment name what config/dev installs.
 	operatorNamespace  = "muster-system"

@@ -65,6 +65,13 @@ func (c *Config) apiServerArgs() []string {
 		// the Endpoints API rejects it; the process node gives pods their
 		// own way to the API server.
 		"--endpoint-reconciler-type=none",
+		// Webhooks behind a Service, and the kubelet API, are reached through
+		// the process node's egress proxy, which dials pod addresses from
+		// the pod network (this API server has no route to them); a Service
+		// resolves to its pods' addresses rather than its cluster IP, which
+		// nothing serves (no kube-proxy).
+		"--egress-selector-config-file=" + c.egressConfigFile(),
+		"--enable-aggregator-routing=true",
 		"--allow-privileged=true",
 		"--feature-gates=" + featureGates,
 		"--runtime-config=" + runtimeConfig,

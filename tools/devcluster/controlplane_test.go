@@ -45,7 +45,7 @@ func TestEveryComponentListensOnLoopbackOnly(t *testing.T) {
 	for name, args := range map[string][]string{
 		"etcd": c.etcdArgs(), "kube-apiserver": c.apiServerArgs(),
 		"kube-controller-manager": c.controllerManagerArgs(), "kube-scheduler": c.schedulerArgs(),
-		"kwok": c.kwokComponent("kwok").args, "procnode": c.procNodeArgs("/ops"),
+		"kwok": c.kwokComponent("kwok").args, "procnode": c.procNodeArgs(), "registry": c.registryComponent("muster-registry").args,
 	} {
 		for _, a := range args {
 			if strings.Contains(a, "0.0.0.0") || strings.Contains(a, "=:") {
@@ -104,7 +104,7 @@ func TestSchedulerConfigIsValidYAML(t *testing.T) {
 }
 
 func TestProcNodeArgsFollowTheContract(t *testing.T) {
-	args := testConfig(t).procNodeArgs("/cache/bin/operator")
+	args := testConfig(t).procNodeArgs()
 	want := []string{
 		"--kubeconfig=/state/kubeconfigs/procnode.kubeconfig",
 		"--node-name=muster-procnode",
@@ -113,13 +113,11 @@ func TestProcNodeArgsFollowTheContract(t *testing.T) {
 		"--apiserver=127.0.0.1:16443",
 		"--dns=127.0.0.1:16053",
 		"--listen=127.0.0.1:16250",
-		"--image-map=ghcr.io/muster-dev/muster-operator:v0.1.0=/cache/bin/operator",
+		"--registry-mirror=127.0.0.1:16500",
+		"--egress-socket=/state/procnode-egress.sock",
 	}
 	if strings.Join(args, " ") != strings.Join(want, " ") {
 		t.Errorf("procnode args:\n got %v\nwant %v", args, want)
-	}
-	if _, ok := flagValue(testConfig(t).procNodeArgs(""), "image-map"); ok {
-		t.Error("--image-map given without an operator")
 	}
 }
 

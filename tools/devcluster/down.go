@@ -10,7 +10,7 @@ import (
 )
 
 // componentNames in start order; down stops them in reverse.
-var componentNames = append([]string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "coredns", "procnode", "kwok"},
+var componentNames = append([]string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "coredns", "registry", "procnode", "kwok"},
 	extraComponentNames...)
 
 func (c *Config) runningComponents() []string {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 )
 
@@ -474,7 +476,7 @@ func TestInstallKustomizationAddsTheExtrasComponents(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Config{Root: root, StateDir: t.TempDir(), Schedulers: []string{"coscheduling", "volcano"}, Kueue: true, Profiling: true}
-	dir, err := c.installKustomization()
+	dir, err := c.installKustomization(testImage)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,9 +489,40 @@ func TestInstallKustomizationAddsTheExtrasComponents(t *testing.T) {
 			t.Errorf("kustomization lacks %s:\n%s", want, b)
 		}
 	}
-	plain := &Config{Root: root, StateDir: t.TempDir()}
-	if dir, _ := plain.installKustomization(); dir != filepath.Join(root, "config", "dev") {
-		t.Errorf("without extras: %s, want config/dev itself", dir)
+}
+
+const testImage = "127.0.0.1:16500/muster-operator@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+// The operator is installed from the image muster-dev built, by digest,
+// with or without extras.
+func TestInstallKustomizationInstallsTheBuiltImage(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*Config{{Root: root, StateDir: t.TempDir()}, {Root: root, StateDir: t.TempDir(), Kueue: true}} {
+		dir, err := c.installKustomization(testImage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var images []string
+		for _, r := range rm.Resources() {
+			if r.GetKind() == "Deployment" {
+				out, _ := r.AsYAML()
+				for _, line := range strings.Split(string(out), "\n") {
+					if img, ok := strings.CutPrefix(strings.TrimSpace(line), "image: "); ok {
+						images = append(images, img)
+					}
+				}
+			}
+		}
+		if len(images) != 1 || images[0] != testImage {
+			t.Errorf("kueue %v: the Deployment runs %v, want only %s", c.Kueue, images, testImage)
+		}
 	}
 }
 
@@ -512,7 +545,7 @@ func TestInstallKustomizationBehindASymlink(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := &Config{Root: root, StateDir: filepath.Join(link, "state"), Kueue: true}
-	dir, err := c.installKustomization()
+	dir, err := c.installKustomization(testImage)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/muster-dev/muster/tools/image"
 )
 
 // installOperator installs Muster the way a user would: kubectl applies
@@ -22,9 +24,15 @@ import (
 // webhook. config/dev is config/production with the webhook called by URL
 // through the operator pod's hostPort: this API server cannot reach pods
 // through a Service.
-func (c *Config) installOperator(ctx context.Context, kubectl string, cs kubernetes.Interface, timeout time.Duration) error {
+func (c *Config) installOperator(ctx context.Context, bins *Binaries, cs kubernetes.Interface, timeout time.Duration) error {
 	start := time.Now()
-	dir, err := c.installKustomization()
+	kubectl := bins.Kubectl()
+	img, err := c.pushOperatorImage(bins)
+	if err != nil {
+		return err
+	}
+	c.logf("%-24s pushed as %s", "operator image", img)
+	dir, err := c.installKustomization(img)
 	if err != nil {
 		return err
 	}
@@ -60,12 +68,12 @@ func (c *Config) installOperator(ctx context.Context, kubectl string, cs kuberne
 	return nil
 }
 
-// installKustomization is what the operator is installed from: config/dev,
-// plus the component of each gang scheduler and of Kueue this cluster
-// runs, so the operator drives them with exactly their RBAC, and
-// config/profiling when the cluster profiles. Without any, it is
-// config/dev itself.
-func (c *Config) installKustomization() (string, error) {
+// installKustomization is what the operator is installed from: config/dev
+// with the operator's image set to img (the image muster-dev built, in the
+// local registry, by digest), plus the component of each gang scheduler and
+// of Kueue this cluster runs, so the operator drives them with exactly
+// their RBAC, and config/profiling when the cluster profiles.
+func (c *Config) installKustomization(img string) (string, error) {
 	dev := filepath.Join(c.Root, "config", "dev")
 	var components []string
 	for _, s := range c.Schedulers {
@@ -77,15 +85,12 @@ func (c *Config) installKustomization() (string, error) {
 	if c.Profiling {
 		components = append(components, filepath.Join(c.Root, "config", "profiling"))
 	}
-	if len(components) == 0 {
-		return dev, nil
-	}
 	dir := filepath.Join(c.StateDir, "install")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
 	var b strings.Builder
-	b.WriteString("# Written by muster-dev: config/dev and the components this cluster runs.\n")
+	b.WriteString("# Written by muster-dev: config/dev, the operator image it built, and the components this cluster runs.\n")
 	b.WriteString("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n")
 	// kustomize resolves the paths from the folder's real location: with
 	// a state dir behind a symbolic link, a path relative to the link would
@@ -103,10 +108,18 @@ func (c *Config) installKustomization() (string, error) {
 		}
 		return r
 	}
-	b.WriteString("- " + rel(dev) + "\ncomponents:\n")
+	b.WriteString("- " + rel(dev) + "\n")
+	if len(components) > 0 {
+		b.WriteString("components:\n")
+	}
 	for _, comp := range components {
 		b.WriteString("- " + rel(comp) + "\n")
 	}
+	name, digest, ok := strings.Cut(img, "@")
+	if !ok {
+		return "", fmt.Errorf("the operator image %q is not by digest", img)
+	}
+	fmt.Fprintf(&b, "images:\n- name: %s\n  newName: %s\n  digest: %s\n", image.Name, name, digest)
 	return dir, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(b.String()), 0o644)
 }
 

@@ -14,10 +14,9 @@ import (
 
 func (c *Config) procNodeStateDir() string { return c.path("procnode") }
 
-// procNodeArgs is the process node's flag contract (tools/procnode).
-// operatorDir is the folder holding muster-operator: the operator image
-// runs from there.
-func (c *Config) procNodeArgs(operatorDir string) []string {
+// procNodeArgs is the process node's flag contract (tools/procnode). It
+// pulls images from the local registry (registry.go).
+func (c *Config) procNodeArgs() []string {
 	args := []string{
 		"--kubeconfig=" + c.componentKubeconfig("procnode"),
 		"--node-name=" + ProcNodeName,
@@ -26,18 +25,38 @@ func (c *Config) procNodeArgs(operatorDir string) []string {
 		fmt.Sprintf("--apiserver=127.0.0.1:%d", c.Ports.APIServer),
 		fmt.Sprintf("--dns=127.0.0.1:%d", c.Ports.DNS),
 		fmt.Sprintf("--listen=127.0.0.1:%d", c.Ports.ProcNode),
-	}
-	if operatorDir != "" {
-		args = append(args, "--image-map="+OperatorImage+"="+operatorDir)
+		"--registry-mirror=" + c.RegistryAddr(),
+		"--egress-socket=" + c.egressSocket(),
 	}
 	return args
 }
 
-func (c *Config) procNodeComponent(bin, operatorDir string) component {
+func (c *Config) egressConfigFile() string { return c.path("egress-selector.yaml") }
+
+// egressSocket is the unix socket of the process node's egress proxy.
+func (c *Config) egressSocket() string { return c.path("procnode-egress.sock") }
+
+// egressConfig sends the API server's cluster traffic (webhooks, the
+// kubelet API) through the process node's HTTP CONNECT proxy, on a unix
+// socket only root reaches.
+func (c *Config) egressConfig() string {
+	return fmt.Sprintf(`apiVersion: apiserver.k8s.io/v1beta1
+kind: EgressSelectorConfiguration
+egressSelections:
+- name: cluster
+  connection:
+    proxyProtocol: HTTPConnect
+    transport:
+      uds:
+        udsName: %s
+`, c.egressSocket())
+}
+
+func (c *Config) procNodeComponent(bin string) component {
 	return component{
 		name:   "procnode",
 		bin:    bin,
-		args:   c.procNodeArgs(operatorDir),
+		args:   c.procNodeArgs(),
 		addr:   fmt.Sprintf("127.0.0.1:%d, node %s, pods %s", c.Ports.ProcNode, ProcNodeName, PodCIDR),
 		listen: []listenAddr{tcp(c.Ports.ProcNode)},
 		ready: func(ctx context.Context) error {
@@ -63,7 +82,7 @@ func (c *Config) cleanupProcNode(ctx context.Context) error {
 	t := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bins.ProcNode, append(c.procNodeArgs(""), "--cleanup")...)
+	cmd := exec.CommandContext(ctx, bins.ProcNode, append(c.procNodeArgs(), "--cleanup")...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%s --cleanup: %w\n%s", filepath.Base(bins.ProcNode), err, out)
 	}

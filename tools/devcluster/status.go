@@ -22,7 +22,7 @@ func Status(ctx context.Context, c *Config, w io.Writer) error {
 	comps := map[string]component{}
 	for _, comp := range append([]component{
 		c.etcdComponent(""), c.apiServerComponent(""), c.controllerManagerComponent(""), c.schedulerComponent(""),
-		c.dnsComponent(""), c.procNodeComponent("", ""), c.kwokComponent(""),
+		c.dnsComponent(""), c.registryComponent(""), c.procNodeComponent(""), c.kwokComponent(""),
 	}, c.extraComponents()...) {
 		comps[comp.name] = comp
 	}

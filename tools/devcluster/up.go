@@ -129,9 +129,6 @@ func (c *Config) runStep(ctx context.Context, s step) (bool, error) {
 
 // steps are the components in start order.
 func (c *Config) steps(bins *Binaries) []step {
-	// The image map is given even with --no-operator, so a later up that
-	// installs the operator finds the process node ready for it.
-	operatorDir := filepath.Dir(bins.Operator)
 	_, kwokRuns := c.runningPID("kwok")
 	return append([]step{
 		{comp: c.etcdComponent(bins.ControlPlane), timeout: 30 * time.Second},
@@ -139,7 +136,8 @@ func (c *Config) steps(bins *Binaries) []step {
 		{comp: c.controllerManagerComponent(bins.ControlPlane), timeout: 60 * time.Second},
 		{comp: c.schedulerComponent(bins.ControlPlane), timeout: 60 * time.Second},
 		{comp: c.dnsComponent(bins.CoreDNS), timeout: 60 * time.Second},
-		{comp: c.procNodeComponent(bins.ProcNode, operatorDir), timeout: 60 * time.Second, skip: bins.ProcNode == ""},
+		{comp: c.registryComponent(bins.Registry), timeout: 30 * time.Second},
+		{comp: c.procNodeComponent(bins.ProcNode), timeout: 60 * time.Second, skip: bins.ProcNode == ""},
 		{comp: c.kwokComponent(bins.KWOK), timeout: 30 * time.Second, skip: c.FakeNodes <= 0 && !kwokRuns},
 	}, c.extraSteps(bins)...)
 }
@@ -169,7 +167,7 @@ func (c *Config) populate(ctx context.Context, bins *Binaries) error {
 		c.logf("skipping the operator: it runs on the process node")
 		return nil
 	default:
-		return c.installOperator(ctx, bins.Kubectl(), cs, 3*time.Minute)
+		return c.installOperator(ctx, bins, cs, 3*time.Minute)
 	}
 }
 
@@ -210,6 +208,7 @@ func (c *Config) prepareState() error {
 		c.coschedulingConfigFile():     c.coschedulingConfig(),
 		c.volcanoSchedulerConfigFile(): volcanoSchedulerConfig(),
 		c.kueueConfigFile():            c.kueueConfig(),
+		c.egressConfigFile():           c.egressConfig(),
 	} {
 		if err := writeFile(path, []byte(data), 0o644); err != nil {
 			return err

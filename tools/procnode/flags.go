@@ -3,8 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +24,8 @@ type options struct {
 	podCIDR        string
 	apiServer      string
 	dns            string
-	imageMap       map[string]string
+	registryMirror string
+	egressSocket   string
 	listen         string
 	cleanup        bool
 	forwards       []netsetup.Rule
@@ -39,7 +42,7 @@ func (r *repeated) String() string     { return strings.Join(*r, ",") }
 func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 func parseFlags(args []string) (*options, error) {
-	o := &options{imageMap: map[string]string{}}
+	o := &options{}
 	fs := flag.NewFlagSet("muster-procnode", flag.ContinueOnError)
 	fs.StringVar(&o.kubeconfig, "kubeconfig", os.Getenv("KUBECONFIG"), "admin kubeconfig")
 	fs.StringVar(&o.nodeName, "node-name", "muster-process-node", "name of the Node to register")
@@ -47,8 +50,9 @@ func parseFlags(args []string) (*options, error) {
 	fs.StringVar(&o.podCIDR, "pod-cidr", "10.244.0.0/24", "pod addresses (used only inside the node's network namespaces)")
 	fs.StringVar(&o.apiServer, "apiserver", "", "API server HOST:PORT on host loopback, forwarded into pods at 127.0.0.1:443 (default: from the kubeconfig)")
 	fs.StringVar(&o.dns, "dns", "", "cluster DNS HOST:PORT on host loopback, forwarded into pods at 127.0.0.1:53 (UDP and TCP)")
-	var images, forwards, capacity repeated
-	fs.Var(&images, "image-map", "IMAGE=DIR: containers with this image get DIR first in PATH (repeatable)")
+	var forwards, capacity repeated
+	fs.StringVar(&o.registryMirror, "registry-mirror", "", "HOST:PORT of a local registry (plain HTTP): an image found there under its repository path runs from its own root filesystem; others run the host's programs")
+	fs.StringVar(&o.egressSocket, "egress-socket", "", "unix socket of an HTTP CONNECT proxy into the pod network, for the API server's egress selector (webhooks behind Services, the kubelet API); off when empty")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:10250", "kubelet API address (TLS, self-signed)")
 	fs.BoolVar(&o.cleanup, "cleanup", false, "remove namespaces and processes left by an earlier run of this node, then exit")
 	fs.Var(&forwards, "forward", "PORT=HOST:PORT: also forward 127.0.0.1:PORT (TCP) in every pod to a host address (repeatable)")
@@ -62,12 +66,11 @@ func parseFlags(args []string) (*options, error) {
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
 	}
-	for _, m := range images {
-		img, dir, ok := strings.Cut(m, "=")
-		if !ok || img == "" || dir == "" {
-			return nil, fmt.Errorf("--image-map %q: want IMAGE=DIR", m)
+	if o.registryMirror != "" {
+		host, port, err := net.SplitHostPort(o.registryMirror)
+		if _, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || host == "" || strings.Contains(host, "/") {
+			return nil, fmt.Errorf("--registry-mirror %q: want HOST:PORT", o.registryMirror)
 		}
-		o.imageMap[img] = dir
 	}
 	for _, f := range forwards {
 		port, target, ok := strings.Cut(f, "=")

@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/muster-dev/muster/tools/procnode/internal/cgroup"
+	"github.com/muster-dev/muster/tools/procnode/internal/image"
 	"github.com/muster-dev/muster/tools/procnode/internal/ipam"
 	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
 	"github.com/muster-dev/muster/tools/procnode/internal/proc"
@@ -63,6 +64,21 @@ func nodeCgroups(o *options) *cgroup.Manager {
 	m.Cleanup()
 	log.Printf("containers run in cgroups (%s) limited by their resources", m.Version())
 	return m
+}
+
+// imageStore opens the image cache under the state dir when there is a
+// registry mirror; nil runs every container with the host's programs.
+func imageStore(o *options) (*image.Store, error) {
+	if o.registryMirror == "" {
+		log.Printf("no --registry-mirror: containers run the host's programs")
+		return nil, nil
+	}
+	s, err := image.NewStore(filepath.Join(o.stateDir, "images"), o.registryMirror)
+	if err != nil {
+		return nil, fmt.Errorf("image store: %w", err)
+	}
+	log.Printf("images are pulled from %s (plain HTTP); images it does not have run the host's programs", o.registryMirror)
+	return s, nil
 }
 
 func run(o *options, level slog.Level) error {
@@ -107,10 +123,14 @@ func run(o *options, level slog.Level) error {
 	}
 
 	groups := nodeCgroups(o)
+	images, err := imageStore(o)
+	if err != nil {
+		return err
+	}
 	prov := provider.New(provider.Config{
 		NodeName: o.nodeName, StateDir: o.stateDir, Client: client,
 		Network: network, IPAM: alloc, APIServer: o.apiServer, DNS: o.dns,
-		ImageMap: o.imageMap, Forwards: o.forwards, Allocatable: o.capacity,
+		Images: images, Forwards: o.forwards, Allocatable: o.capacity,
 		RestartBackoff: o.restartBackoff,
 		// Resolved by each child at exec time, so a rebuilt binary on disk
 		// does not mix versions within one node process.
@@ -132,6 +152,13 @@ func run(o *options, level slog.Level) error {
 	}
 	log.Printf("node %s ready: kubelet API on %s, pods in %s, API server %s, DNS %q", o.nodeName, o.listen, o.podCIDR, o.apiServer, o.dns)
 	go collectGarbagePeriodically(ctx, client, o, prov)
+	if o.egressSocket != "" {
+		stop, err := serveEgress(o.egressSocket, network)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 
 	waitForStop(ctx)
 	cancel()

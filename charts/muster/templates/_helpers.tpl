@@ -23,7 +23,7 @@ app.kubernetes.io/component: metrics
 {{- end -}}
 
 {{- define "muster.image" -}}
-{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
+{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}{{ with .Values.image.digest }}@{{ . }}{{ end }}
 {{- end -}}
 
 {{/* The operator's ServiceAccount, the subject of every binding. */}}

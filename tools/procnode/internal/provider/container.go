@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/muster-dev/muster/tools/procnode/internal/dnsconf"
+	"github.com/muster-dev/muster/tools/procnode/internal/image"
 	"github.com/muster-dev/muster/tools/procnode/internal/logs"
 	"github.com/muster-dev/muster/tools/procnode/internal/podenv"
 	"github.com/muster-dev/muster/tools/procnode/internal/proc"
@@ -26,8 +28,14 @@ import (
 // retries without counting a restart.
 type configError struct{ error }
 
-// startContainer prepares and starts one attempt of c. Called without r.mu.
-func (r *podRun) startContainer(c *ctr) (*attempt, error) {
+// pullError is an image the node could not pull from its registry mirror;
+// the kubelet reports ErrImagePull, then ImagePullBackOff, and retries
+// without counting a restart.
+type pullError struct{ error }
+
+// startContainer prepares and starts one attempt of c. Called without r.mu;
+// ctx ends when the container is to stop.
+func (r *podRun) startContainer(ctx context.Context, c *ctr) (*attempt, error) {
 	r.mu.Lock()
 	pod := r.pod.DeepCopy()
 	podIP := r.podIP
@@ -43,19 +51,28 @@ func (r *podRun) startContainer(c *ctr) (*attempt, error) {
 	r.mu.Unlock()
 
 	spec := &c.spec
+	// As the kubelet: the image first, then the container's configuration.
+	img, err := r.pullImage(ctx, c)
+	if err != nil {
+		return nil, err
+	}
 	env, mounts, err := r.containerConfig(pod, spec, podIP, vols)
 	if err != nil {
 		return nil, configError{err}
+	}
+	rc := hostRunConfig(pod, spec, env)
+	if img != nil {
+		if rc, err = imageRunConfig(pod, spec, env, img); err != nil {
+			return nil, configError{err}
+		}
 	}
 	runDir := filepath.Join(r.dir, "run")
 	a, err := r.newAttempt(spec, index, runDir, mounts)
 	if err != nil {
 		return nil, err
 	}
-
-	mappedDir := r.p.cfg.ImageMap[spec.Image]
-	a.env = finalEnv(env, mappedDir, dnsconf.Hostname(pod), pod.Spec.HostNetwork)
-	argv := podenv.ExpandArgs(append(append([]string(nil), spec.Command...), spec.Args...), env)
+	a.env = rc.env
+	a.workDir = rc.workingDir
 
 	if a.cgroup, err = r.containerCgroup(pod, spec, index); err != nil {
 		return nil, err
@@ -66,19 +83,25 @@ func (r *podRun) startContainer(c *ctr) (*attempt, error) {
 		KeepCapabilities: keep,
 		AllCapabilities:  all,
 		Mounts:           r.shimMounts(pod, spec, mounts, a),
-		WorkingDir:       spec.WorkingDir,
-		Argv:             argv,
-		Env:              a.env,
-		MappedDir:        mappedDir,
+		WorkingDir:       rc.workingDir,
+		Argv:             rc.argv,
+		Env:              rc.env,
+		UID:              rc.uid,
+		GID:              rc.gid,
+		Groups:           rc.groups,
 		ScratchDir:       filepath.Join(runDir, "scratch", fmt.Sprintf("%s-%d", spec.Name, index)),
 		TmpDir:           filepath.Join(r.dir, "tmp", spec.Name),
 		ErrorFile:        a.errFile,
+	}
+	if rc.img != nil {
+		s.Rootfs = rc.img.Rootfs
+		s.RootfsRW = filepath.Join(r.dir, "rootfs", spec.Name)
+		s.ReadOnlyRootfs = readOnlyRoot(spec)
 	}
 	if !pod.Spec.HostNetwork {
 		s.NetNS = nsPath
 		s.Hostname = dnsconf.Hostname(pod)
 	}
-	s.UID, s.GID = identity(pod, spec)
 	if err := prepareShimDirs(s); err != nil {
 		return nil, err
 	}
@@ -87,6 +110,30 @@ func (r *podRun) startContainer(c *ctr) (*attempt, error) {
 		return nil, err
 	}
 	return r.launch(a, s, specPath)
+}
+
+// pullImage returns the image c runs from, nil for the host's programs
+// (no registry mirror, or an image the mirror does not have).
+func (r *podRun) pullImage(ctx context.Context, c *ctr) (*image.Image, error) {
+	store := r.p.cfg.Images
+	if store == nil {
+		return nil, nil
+	}
+	policy := c.spec.ImagePullPolicy
+	if policy == "" {
+		policy = defaultPullPolicy(c.spec.Image)
+	}
+	img, err := store.Resolve(ctx, c.spec.Image, policy)
+	if err != nil {
+		return nil, pullError{err}
+	}
+	r.mu.Lock()
+	c.imageID = ""
+	if img != nil {
+		c.imageID = img.Ref
+	}
+	r.mu.Unlock()
+	return img, nil
 }
 
 // containerConfig resolves the container's environment and volume mounts.
@@ -148,8 +195,8 @@ func (r *podRun) newAttempt(spec *corev1.Container, index int32, runDir string, 
 	return a, nil
 }
 
-// prepareShimDirs creates the shim's scratch directory and the attempt's
-// private /tmp.
+// prepareShimDirs creates the shim's scratch directory, the attempt's
+// private /tmp and, in an image's root, its empty writable layer.
 func prepareShimDirs(s *shim.Spec) error {
 	if err := os.MkdirAll(s.ScratchDir, 0o700); err != nil {
 		return err
@@ -160,7 +207,31 @@ func prepareShimDirs(s *shim.Spec) error {
 	if err := os.MkdirAll(s.TmpDir, 0o777); err != nil {
 		return err
 	}
-	return os.Chmod(s.TmpDir, 0o777|os.ModeSticky)
+	if err := os.Chmod(s.TmpDir, 0o777|os.ModeSticky); err != nil {
+		return err
+	}
+	if s.Rootfs == "" {
+		return nil
+	}
+	if err := os.RemoveAll(s.RootfsRW); err != nil {
+		return err
+	}
+	for _, d := range []string{"upper", "work"} {
+		if err := os.MkdirAll(filepath.Join(s.RootfsRW, d), 0o755); err != nil {
+			return err
+		}
+	}
+	// The upper directory's own owner and mode are what "/" shows: the
+	// image's.
+	var st syscall.Stat_t
+	if err := syscall.Stat(s.Rootfs, &st); err != nil {
+		return err
+	}
+	upper := filepath.Join(s.RootfsRW, "upper")
+	if err := os.Chown(upper, int(st.Uid), int(st.Gid)); err != nil {
+		return err
+	}
+	return os.Chmod(upper, os.FileMode(st.Mode&0o777))
 }
 
 // launch starts the shim for attempt a with its output going to the
@@ -204,37 +275,26 @@ func (r *podRun) launch(a *attempt, s *shim.Spec, specPath string) (*attempt, er
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // finalEnv adds what an image would normally provide (PATH, HOME,
-// HOSTNAME) to the container's resolved environment. An --image-map
-// directory always goes first in PATH.
-func finalEnv(env []podenv.Var, mappedDir, hostname string, hostNetwork bool) []string {
+// HOSTNAME) to the container's resolved environment, for a container that
+// runs the host's programs (no image config to take them from).
+func finalEnv(env []podenv.Var, hostname string, hostNetwork bool) []string {
 	out := make([]string, 0, len(env)+3)
 	has := map[string]bool{}
 	for _, v := range env {
 		has[v.Name] = true
-		val := v.Value
-		if v.Name == "PATH" && mappedDir != "" {
-			val = mappedDir + ":" + val
-		}
-		out = append(out, v.Name+"="+val)
+		out = append(out, v.Name+"="+v.Value)
 	}
 	if !has["PATH"] {
 		// An image's usual PATH, not the node's: whatever the node's own
 		// shell put first (a version manager's shims, say) must not decide
 		// which python3 a pod runs.
-		p := defaultPath
-		if mappedDir != "" {
-			p = mappedDir + ":" + p
-		}
-		out = append(out, "PATH="+p)
+		out = append(out, "PATH="+defaultPath)
 	}
 	if !has["HOME"] {
 		out = append(out, "HOME=/root")
 	}
 	if !has["HOSTNAME"] {
-		if hostNetwork {
-			hostname, _ = os.Hostname()
-		}
-		out = append(out, "HOSTNAME="+hostname)
+		out = append(out, "HOSTNAME="+podHostname(hostname, hostNetwork))
 	}
 	return out
 }
@@ -274,11 +334,6 @@ func (r *podRun) shimMounts(pod *corev1.Pod, c *corev1.Container, mounts []volum
 	out = append(out, shim.Mount{Source: a.termFile, Target: tmp, Optional: true})
 	for _, m := range mounts {
 		out = append(out, shim.Mount{Source: m.Source, Target: m.Target, ReadOnly: m.ReadOnly})
-	}
-	// The image's directory stays visible at its own path even if it lies
-	// under /tmp, which the container sees privately.
-	if dir := r.p.cfg.ImageMap[c.Image]; dir != "" {
-		out = append(out, shim.Mount{Source: dir, Target: dir, ReadOnly: true, Optional: true})
 	}
 	return out
 }

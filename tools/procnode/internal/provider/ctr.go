@@ -24,7 +24,9 @@ type ctr struct {
 	started      bool
 	ready        bool
 	containerID  string
+	imageID      string // the mirror's repo@digest when run from an image
 	backoff      time.Duration
+	pullBackoff  time.Duration
 	// final means the container will not run again (by its restart policy,
 	// or because it already finished before the node restarted).
 	final bool
@@ -110,5 +112,16 @@ func (c *ctr) nextBackoff(initial time.Duration, ranFor time.Duration) time.Dura
 	}
 	d := c.backoff
 	c.backoff = min(c.backoff*2, maxBackoff)
+	return d
+}
+
+// nextPullBackoff returns the delay before the next pull of the image and
+// doubles it for the one after, as the kubelet's image back-off does.
+func (c *ctr) nextPullBackoff(initial time.Duration) time.Duration {
+	if c.pullBackoff == 0 {
+		c.pullBackoff = initial
+	}
+	d := c.pullBackoff
+	c.pullBackoff = min(c.pullBackoff*2, maxBackoff)
 	return d
 }

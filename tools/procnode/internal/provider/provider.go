@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/muster-dev/muster/tools/procnode/internal/cgroup"
+	"github.com/muster-dev/muster/tools/procnode/internal/image"
 	"github.com/muster-dev/muster/tools/procnode/internal/ipam"
 	"github.com/muster-dev/muster/tools/procnode/internal/netsetup"
 )
@@ -28,8 +29,9 @@ type Config struct {
 	// pod namespace at 127.0.0.1:443 and 127.0.0.1:53. DNS may be empty.
 	APIServer string
 	DNS       string
-	// ImageMap maps an image reference to a directory put first in PATH.
-	ImageMap    map[string]string
+	// Images pulls containers' images from the local registry mirror; nil
+	// runs every container with the host's programs.
+	Images      *image.Store
 	Forwards    []netsetup.Rule
 	Allocatable corev1.ResourceList
 	// RestartBackoff is the first crash-loop delay; it doubles up to 5 min.

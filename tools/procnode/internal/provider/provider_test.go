@@ -50,15 +50,15 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestFinalEnv(t *testing.T) {
-	env := finalEnv([]podenv.Var{{Name: "A", Value: "1"}}, "/opt/img", "pod-0", false)
+	env := finalEnv([]podenv.Var{{Name: "A", Value: "1"}}, "pod-0", false)
 	joined := strings.Join(env, "\n")
-	for _, want := range []string{"A=1", "PATH=/opt/img:", "HOME=/root", "HOSTNAME=pod-0"} {
+	for _, want := range []string{"A=1", "PATH=" + defaultPath, "HOME=/root", "HOSTNAME=pod-0"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("env lacks %q:\n%s", want, joined)
 		}
 	}
-	env = finalEnv([]podenv.Var{{Name: "PATH", Value: "/usr/bin"}, {Name: "HOME", Value: "/home/x"}}, "/opt/img", "p", false)
-	if env[0] != "PATH=/opt/img:/usr/bin" || env[1] != "HOME=/home/x" {
+	env = finalEnv([]podenv.Var{{Name: "PATH", Value: "/usr/bin"}, {Name: "HOME", Value: "/home/x"}}, "p", false)
+	if env[0] != "PATH=/usr/bin" || env[1] != "HOME=/home/x" {
 		t.Errorf("explicit PATH/HOME: %v", env)
 	}
 }

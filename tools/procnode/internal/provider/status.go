@@ -135,6 +135,10 @@ func (r *podRun) statuses(cs []*ctr) []corev1.ContainerStatus {
 	out := make([]corev1.ContainerStatus, 0, len(cs))
 	for _, c := range cs {
 		started := c.started
+		imageID := c.imageID
+		if imageID == "" {
+			imageID = "procnode://" + strings.TrimPrefix(c.spec.Image, "procnode://")
+		}
 		s := corev1.ContainerStatus{
 			Name:                 c.spec.Name,
 			State:                *c.state.DeepCopy(),
@@ -142,7 +146,7 @@ func (r *podRun) statuses(cs []*ctr) []corev1.ContainerStatus {
 			Ready:                c.ready,
 			RestartCount:         c.restartCount,
 			Image:                c.spec.Image,
-			ImageID:              "procnode://" + strings.TrimPrefix(c.spec.Image, "procnode://"),
+			ImageID:              imageID,
 			ContainerID:          c.containerID,
 			Started:              &started,
 		}

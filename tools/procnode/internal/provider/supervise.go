@@ -1,6 +1,7 @@
 package provider
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"syscall"
@@ -14,13 +15,25 @@ import (
 
 // runOnce runs one attempt of c until it exits or stop fires. It returns the
 // exit code, whether stop fired, and how long the process ran. A
-// configuration error is retried by the caller without counting a restart.
-func (r *podRun) runOnce(c *ctr, stop *stopper) (code int32, stopped bool, ranFor time.Duration, cfgErr error) {
-	a, err := r.startContainer(c)
+// configuration or image pull error (waitErr) is retried by the caller
+// without counting a restart.
+func (r *podRun) runOnce(c *ctr, stop *stopper) (code int32, stopped bool, ranFor time.Duration, waitErr error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		// A pull in progress ends with the container.
+		select {
+		case <-stop.done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	a, err := r.startContainer(ctx, c)
 	if err != nil {
 		var ce configError
-		if errors.As(err, &ce) {
-			return 0, false, 0, ce
+		var pe pullError
+		if errors.As(err, &ce) || errors.As(err, &pe) {
+			return 0, false, 0, err
 		}
 		// The node itself failed to fork the shim: report it like a runtime would.
 		r.mu.Lock()
@@ -37,6 +50,7 @@ func (r *podRun) runOnce(c *ctr, stop *stopper) (code int32, stopped bool, ranFo
 	}
 	startedAt := a.proc.Started
 	r.mu.Lock()
+	c.pullBackoff = 0
 	c.restartCount = a.index
 	if c.everStarted && c.state.Terminated != nil {
 		c.last = c.state
@@ -105,11 +119,18 @@ func terminate(p *proc.Process, killAt time.Time) {
 // supervise runs c under policy until it will not run again or stop fires.
 func (r *podRun) supervise(c *ctr, policy corev1.RestartPolicy, stop *stopper) {
 	for !stop.closed() {
-		code, stopped, ranFor, cfgErr := r.runOnce(c, stop)
-		if cfgErr != nil {
+		code, stopped, ranFor, waitErr := r.runOnce(c, stop)
+		var pe pullError
+		if errors.As(waitErr, &pe) {
+			if !r.pullBackoff(c, pe, stop) {
+				return
+			}
+			continue
+		}
+		if waitErr != nil {
 			r.mu.Lock()
 			c.state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
-				Reason: "CreateContainerConfigError", Message: cfgErr.Error()}}
+				Reason: "CreateContainerConfigError", Message: waitErr.Error()}}
 			d := c.nextBackoff(r.p.cfg.RestartBackoff, 0)
 			r.mu.Unlock()
 			r.changed()
@@ -141,6 +162,28 @@ func (r *podRun) supervise(c *ctr, policy corev1.RestartPolicy, stop *stopper) {
 			return
 		}
 	}
+}
+
+// pullBackoff reports a failed image pull as the kubelet does, ErrImagePull
+// and then ImagePullBackOff until the next try, with a back-off of its own
+// (doubling up to 5 minutes). It reports whether to go on.
+func (r *podRun) pullBackoff(c *ctr, pe pullError, stop *stopper) bool {
+	r.mu.Lock()
+	d := c.nextPullBackoff(r.p.cfg.RestartBackoff)
+	c.state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: pe.Error()}}
+	r.mu.Unlock()
+	r.changed()
+	r.logf("container %s: %v (next try in %s)", c.spec.Name, pe, d)
+	shown := min(d/2, 5*time.Second)
+	if !sleep(stop, shown) {
+		return false
+	}
+	r.mu.Lock()
+	c.state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+		Reason: "ImagePullBackOff", Message: fmt.Sprintf("Back-off pulling image %q: ErrImagePull: %v", c.spec.Image, pe)}}
+	r.mu.Unlock()
+	r.changed()
+	return sleep(stop, d-shown)
 }
 
 // sleep waits d unless stop fires first; it reports whether to go on.

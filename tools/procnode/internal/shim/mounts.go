@@ -16,10 +16,24 @@ import (
 // a tmpfs that mirrors the ancestor's entries through bind mounts is moved on
 // top of it, and the missing path is created inside that tmpfs. The host
 // never sees the new directories, and they vanish with the container.
+//
+// In an image's root (rootDev set) no shadow is needed on the root's own
+// file system, the container's writable layer: mount points are created
+// there directly. Shadows elsewhere (a missing mount point inside a
+// volume) are made in place (inPlace), as the new root has no scratch
+// directory.
 type fsMaker struct {
 	scratch string
 	n       int
 	owned   map[string]bool // directories we created or shadowed (safe to write)
+	inPlace bool
+	rootDev uint64 // device of an image root's overlay; 0 in the host's root
+}
+
+// onRoot reports whether dir is on an image root's writable layer.
+func (m *fsMaker) onRoot(dir string) bool {
+	var st unix.Stat_t
+	return m.rootDev != 0 && unix.Stat(dir, &st) == nil && st.Dev == m.rootDev
 }
 
 func (m *fsMaker) bind(mt Mount) error {
@@ -30,7 +44,12 @@ func (m *fsMaker) bind(mt Mount) error {
 	if err := m.ensure(mt.Target, st.IsDir()); err != nil {
 		return err
 	}
-	if err := unix.Mount(mt.Source, mt.Target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
+	if mt.tree > 0 {
+		// A detached copy of the source (an image's root): attach it.
+		if err := unix.MoveMount(mt.tree, "", unix.AT_FDCWD, mt.Target, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+			return err
+		}
+	} else if err := unix.Mount(mt.Source, mt.Target, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
 		return err
 	}
 	if !mt.ReadOnly {
@@ -76,7 +95,7 @@ func (m *fsMaker) ensure(path string, dir bool) error {
 	if err != nil {
 		return err
 	}
-	if !m.owned[real] {
+	if !m.owned[real] && !m.onRoot(real) {
 		if err := m.shadow(real); err != nil {
 			return fmt.Errorf("shadowing %s: %w", real, err)
 		}
@@ -112,6 +131,9 @@ func kind(isDir bool) string {
 // shadow replaces dir, in this mount namespace only, with a writable tmpfs
 // that shows the same entries.
 func (m *fsMaker) shadow(dir string) error {
+	if m.inPlace {
+		return m.shadowInPlace(dir)
+	}
 	st, err := os.Stat(dir)
 	if err != nil {
 		return err
@@ -139,6 +161,40 @@ func (m *fsMaker) shadow(dir string) error {
 	}
 	if err := moveOnto(s, dir); err != nil {
 		return err
+	}
+	m.owned[dir] = true
+	return nil
+}
+
+// shadowInPlace is shadow without a scratch directory: the tmpfs is
+// mounted on dir itself, and dir's entries are reached through a
+// descriptor opened before they were covered.
+func (m *fsMaker) shadowInPlace(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return err
+	}
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "mode=0755"); err != nil {
+		return err
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		_ = os.Chown(dir, int(sys.Uid), int(sys.Gid))
+	}
+	_ = os.Chmod(dir, st.Mode().Perm()|st.Mode()&os.ModeSticky)
+	covered := fmt.Sprintf("/proc/self/fd/%d", f.Fd())
+	for _, e := range entries {
+		if err := mirrorEntry(filepath.Join(covered, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
 	}
 	m.owned[dir] = true
 	return nil

@@ -63,7 +63,10 @@ func Main(args []string) {
 // It only returns on failure.
 func run(s *Spec) error {
 	if len(s.Argv) == 0 {
-		return fail(ExitNotFound, "no command given: the process node cannot read an image's entrypoint, set command in the pod spec")
+		if s.Rootfs != "" {
+			return fail(ExitNotFound, "no command given: the image has no entrypoint or cmd and the pod sets no command")
+		}
+		return fail(ExitNotFound, "no command given: the image is not in the node's registry mirror, so its entrypoint is unknown; set command in the pod spec")
 	}
 	if err := cgroup.Join(s.Cgroups); err != nil {
 		return fail(ExitSetupFailed, "%v", err)
@@ -71,7 +74,13 @@ func run(s *Spec) error {
 	if err := isolate(s); err != nil {
 		return err
 	}
-	fm, err := mountVolumes(s)
+	var fm *fsMaker
+	var err error
+	if s.Rootfs != "" {
+		fm, err = enterImageRoot(s)
+	} else {
+		fm, err = mountVolumes(s)
+	}
 	if err != nil {
 		return err
 	}
@@ -82,6 +91,13 @@ func run(s *Spec) error {
 	}
 	if err := enterWorkingDir(fm, s.WorkingDir); err != nil {
 		return err
+	}
+	// Last among the mounts: every mount point, the working directory
+	// included, had to be made in the writable layer first.
+	if s.Rootfs != "" && s.ReadOnlyRootfs {
+		if err := makeRootReadOnly(); err != nil {
+			return fail(ExitSetupFailed, "making / read-only: %v", err)
+		}
 	}
 	return execCommand(s)
 }
@@ -118,19 +134,24 @@ func mountVolumes(s *Spec) (*fsMaker, error) {
 	if err != nil {
 		return nil, err
 	}
+	return fm, bindAll(fm, mounts)
+}
+
+// bindAll mounts each source at its target, in order.
+func bindAll(fm *fsMaker, mounts []Mount) error {
 	for _, m := range mounts {
 		if err := fm.bind(m); err != nil {
 			if m.Optional {
 				fmt.Fprintf(os.Stderr, "procnode shim: skipping %s: %v\n", m.Target, err)
 				continue
 			}
-			return nil, fail(ExitSetupFailed, "mounting %s at %s: %v", m.Source, m.Target, err)
+			return fail(ExitSetupFailed, "mounting %s at %s: %v", m.Source, m.Target, err)
 		}
 		if m.Target == "/tmp" {
 			fm.owned["/tmp"] = true // our own directory: safe to create mount points in
 		}
 	}
-	return fm, nil
+	return nil
 }
 
 // enterWorkingDir creates the working directory if the view lacks it and
@@ -174,7 +195,8 @@ func pinMountSources(s *Spec) ([]Mount, error) {
 // execCommand resolves the command in the container's PATH, switches to the
 // container's user and replaces this process with the command.
 func execCommand(s *Spec) error {
-	path, err := resolveCommand(s.Argv[0], envValue(s.Env, "PATH"), s.MappedDir)
+	// In an image's root, the image's PATH and files: the host's are gone.
+	path, err := resolveCommand(s.Argv[0], envValue(s.Env, "PATH"))
 	if err != nil {
 		return err
 	}
@@ -216,7 +238,11 @@ func depth(p string) int { return strings.Count(filepath.Clean(p), "/") }
 
 func setCredentials(s *Spec) error {
 	if s.GID != nil {
-		if err := syscall.Setgroups(nil); err != nil {
+		groups := make([]int, len(s.Groups))
+		for i, g := range s.Groups {
+			groups[i] = int(g)
+		}
+		if err := syscall.Setgroups(groups); err != nil {
 			return err
 		}
 		if err := syscall.Setgid(int(*s.GID)); err != nil {
@@ -240,16 +266,10 @@ func envValue(env []string, name string) string {
 
 // resolveCommand finds the executable like execvp would, using the
 // container's PATH rather than the node's.
-func resolveCommand(name, pathEnv, mappedDir string) (string, error) {
+func resolveCommand(name, pathEnv string) (string, error) {
 	if strings.Contains(name, "/") {
 		if _, err := os.Stat(name); err == nil {
 			return name, nil
-		}
-		if mappedDir != "" && filepath.IsAbs(name) {
-			alt := filepath.Join(mappedDir, filepath.Base(name))
-			if isExecutable(alt) {
-				return alt, nil
-			}
 		}
 		return "", fail(ExitNotFound, "exec: %q: no such file or directory", name)
 	}
@@ -272,9 +292,4 @@ func resolveCommand(name, pathEnv, mappedDir string) (string, error) {
 		return "", fail(ExitNotExecutable, "exec: %q: permission denied", name)
 	}
 	return "", fail(ExitNotFound, "exec: %q: executable file not found in $PATH", name)
-}
-
-func isExecutable(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && !st.IsDir() && st.Mode()&0o111 != 0
 }

@@ -10,11 +10,8 @@ import (
 func TestResolveCommand(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
-	mapped := filepath.Join(dir, "mapped")
-	for _, d := range []string{bin, mapped} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.Mkdir(bin, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	write := func(p string, mode os.FileMode) {
 		if err := os.WriteFile(p, []byte("#!/bin/sh\n"), mode); err != nil {
@@ -23,9 +20,8 @@ func TestResolveCommand(t *testing.T) {
 	}
 	write(filepath.Join(bin, "tool"), 0o755)
 	write(filepath.Join(bin, "data"), 0o644)
-	write(filepath.Join(mapped, "manager"), 0o755)
 
-	got, err := resolveCommand("tool", "/nonexistent:"+bin, "")
+	got, err := resolveCommand("tool", "/nonexistent:"+bin)
 	if err != nil || got != filepath.Join(bin, "tool") {
 		t.Errorf("tool: %q, %v", got, err)
 	}
@@ -36,18 +32,17 @@ func TestResolveCommand(t *testing.T) {
 		}
 		return -1
 	}
-	if _, err := resolveCommand("missing", bin, ""); code(err) != ExitNotFound {
+	if _, err := resolveCommand("missing", bin); code(err) != ExitNotFound {
 		t.Errorf("missing: %v", err)
 	}
-	if _, err := resolveCommand("data", bin, ""); code(err) != ExitNotExecutable {
+	if _, err := resolveCommand("data", bin); code(err) != ExitNotExecutable {
 		t.Errorf("not executable: %v", err)
 	}
-	// An absolute entrypoint of an image is found in the mapped directory.
-	if got, err := resolveCommand("/manager", bin, mapped); err != nil || got != filepath.Join(mapped, "manager") {
-		t.Errorf("/manager: %q, %v", got, err)
+	if _, err := resolveCommand("/manager", bin); code(err) != ExitNotFound {
+		t.Errorf("/manager: %v", err)
 	}
-	if _, err := resolveCommand("/manager", bin, ""); code(err) != ExitNotFound {
-		t.Errorf("/manager without map: %v", err)
+	if got, err := resolveCommand(filepath.Join(bin, "tool"), ""); err != nil || got != filepath.Join(bin, "tool") {
+		t.Errorf("absolute: %q, %v", got, err)
 	}
 }
 

@@ -17,6 +17,8 @@ type Mount struct {
 	ReadOnly bool   `json:"readOnly,omitempty"`
 	// Optional mounts are skipped when the target cannot be prepared.
 	Optional bool `json:"optional,omitempty"`
+	// tree is a detached copy of Source (open_tree), when set.
+	tree int
 }
 
 // Spec is what the node passes to the shim, as a JSON file.
@@ -27,12 +29,22 @@ type Spec struct {
 	WorkingDir string   `json:"workingDir,omitempty"`
 	Argv       []string `json:"argv"`
 	Env        []string `json:"env"`
-	// MappedDir is the --image-map directory of the container's image; an
-	// absolute command missing on the host is looked up there by base name.
-	MappedDir string `json:"mappedDir,omitempty"`
-	UID       *int64 `json:"uid,omitempty"`
-	GID       *int64 `json:"gid,omitempty"`
-	// ScratchDir holds the tmpfs mounts used to create mount points.
+	UID        *int64   `json:"uid,omitempty"`
+	GID        *int64   `json:"gid,omitempty"`
+	// Groups are the supplementary groups (with GID set; none otherwise).
+	Groups []int64 `json:"groups,omitempty"`
+	// Rootfs, if set, is the image's unpacked root filesystem, the node's
+	// shared cache entry: the container runs in an overlay of it, with
+	// the upper and work directories in RootfsRW (its own writable layer,
+	// empty at every attempt), pivoted to as "/". Empty runs the container
+	// in the host's root.
+	Rootfs   string `json:"rootfs,omitempty"`
+	RootfsRW string `json:"rootfsRW,omitempty"`
+	// ReadOnlyRootfs makes "/" read-only (readOnlyRootFilesystem) once the
+	// mount points are made; volumes and /tmp keep their own modes.
+	ReadOnlyRootfs bool `json:"readOnlyRootfs,omitempty"`
+	// ScratchDir holds the tmpfs mounts used to create mount points (in
+	// the host's root) or the mount point of the new root (in an image's).
 	ScratchDir string `json:"scratchDir"`
 	// TmpDir, if set, is mounted at /tmp so containers do not share the
 	// host's /tmp (as they would not share it on a real node).
