@@ -75,6 +75,17 @@ type Options struct {
 	// it.
 	Role  string
 	Index *int
+	// Attempt narrows the pods read to their task's Attempt-th pod (the
+	// muster.dev/task-attempt label, the #N of a line's prefix); 0 reads
+	// every pod. A task's earlier pods are there only until their
+	// replacement is made: the replacement has the same name.
+	Attempt int
+	// Previous reads each pod's container's previous instance, as kubectl
+	// logs --previous does: the one before a restart in place (the kubelet's
+	// or a node's, not the operator's replacement, which is a new pod).
+	// Pods whose container has not restarted are skipped. Not with Follow:
+	// an ended instance writes no more.
+	Previous bool
 	// Since and TailLines narrow the lines of the pods there at the start;
 	// pods that appear later are read from their first line.
 	Since     time.Duration
@@ -109,6 +120,8 @@ func Follow(ctx context.Context, cs kubernetes.Interface, namespace, job string,
 	if opts.Drain <= 0 {
 		opts.Drain = DefaultDrain
 	}
+	// An ended instance writes no more: there is nothing to follow.
+	opts.Follow = opts.Follow && !opts.Previous
 	f := &follower{cs: cs, ns: namespace, opts: opts, seen: map[types.UID]bool{}, deleting: map[types.UID]time.Time{},
 		slots: make(chan struct{}, opts.MaxStreams)}
 	sel := labels.Set{musterv1.LabelJobName: job}
@@ -117,6 +130,9 @@ func Follow(ctx context.Context, cs kubernetes.Interface, namespace, job string,
 	}
 	if opts.Index != nil {
 		sel[musterv1.LabelTaskIndex] = strconv.Itoa(*opts.Index)
+	}
+	if opts.Attempt > 0 {
+		sel[musterv1.LabelTaskAttempt] = strconv.Itoa(opts.Attempt)
 	}
 	f.selector = sel.String()
 
@@ -184,7 +200,7 @@ func (f *follower) readAll(ctx context.Context, emit func(Line)) error {
 	perPod := make([][]Line, len(items))
 	var wg sync.WaitGroup
 	for i := range items {
-		if !hasStarted(&items[i]) {
+		if !f.readable(&items[i]) {
 			continue
 		}
 		f.noteDeletion(&items[i])
@@ -325,6 +341,30 @@ func (f *follower) start(pod *corev1.Pod, initial bool) {
 	}()
 }
 
+// readable is whether the pod has the logs asked for: a container that
+// has started or, with Previous, one that has restarted.
+func (f *follower) readable(pod *corev1.Pod) bool {
+	if f.opts.Previous {
+		return hasPrevious(pod, f.opts.Container)
+	}
+	return hasStarted(pod)
+}
+
+// hasPrevious is whether the container read (the first when none is named)
+// has an instance before its current one.
+func hasPrevious(pod *corev1.Pod, container string) bool {
+	if container == "" && len(pod.Spec.Containers) > 0 {
+		container = pod.Spec.Containers[0].Name
+	}
+	// A native sidecar, restarted in place, is an init container.
+	for _, cs := range slices.Concat(pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses) {
+		if container == "" || cs.Name == container {
+			return cs.RestartCount > 0 || cs.LastTerminationState.Terminated != nil
+		}
+	}
+	return false
+}
+
 // hasStarted is whether the pod has logs to read: a container has started.
 func hasStarted(pod *corev1.Pod) bool {
 	for _, cs := range pod.Status.ContainerStatuses {
@@ -336,7 +376,7 @@ func hasStarted(pod *corev1.Pod) bool {
 }
 
 func (f *follower) stream(ctx context.Context, pod *corev1.Pod, initial bool, emit func(Line)) error {
-	lo := &corev1.PodLogOptions{Container: f.opts.Container, Follow: f.opts.Follow, Timestamps: true}
+	lo := &corev1.PodLogOptions{Container: f.opts.Container, Follow: f.opts.Follow, Previous: f.opts.Previous, Timestamps: true}
 	if initial {
 		lo.TailLines = f.opts.TailLines
 		if f.opts.Since > 0 {

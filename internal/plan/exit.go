@@ -2,7 +2,9 @@ package plan
 
 import (
 	"sort"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +13,10 @@ import (
 	"github.com/muster-dev/muster/internal/policy"
 )
 
+// maxMessageLen bounds what status keeps of a message from a pod: at most
+// the schema's 1024 for an exit's message, and small because status keeps
+// one exit for each task being restarted, which at thousands of tasks must
+// still fit one object.
 const maxMessageLen = 256
 
 // ExitOf describes how an ended pod ended: the exit code, reason and
@@ -38,7 +44,7 @@ func ExitOf(pod *corev1.Pod, classifier policy.Classifier) musterv1.ExitStatus {
 			out.Reason = term.Reason
 		}
 		if term.Message != "" {
-			out.Message = truncate(term.Message)
+			out.Message = lastPart(term.Message)
 		}
 		out.FinishedAt = new(term.FinishedAt)
 	} else if pod.Status.Phase == corev1.PodFailed && out.Reason == "" {
@@ -136,6 +142,30 @@ func bounded(c musterv1.CompletionStatus) musterv1.CompletionStatus {
 
 // truncate cuts a message from a pod to what status keeps of it.
 func truncate(s string) string { return truncateTo(s, maxMessageLen) }
+
+// lastPart cuts a container's termination message to what status keeps of
+// it, keeping its end: the message is what the process wrote last (with
+// FallbackToLogsOnError, the tail of its log), and a crash says why in its
+// last line, after the traceback (Python's "AttributeError: ...").
+func lastPart(s string) string { return lastPartTo(s, maxMessageLen) }
+
+// ellipsis marks the start of a message kept from its end.
+const ellipsis = "…"
+
+// lastPartTo keeps the last bytes of s that fit n with the ellipsis before
+// them, starting on a whole character. Trailing blank space (a log's last
+// newline) is dropped first so that it takes no room from the text.
+func lastPartTo(s string, n int) string {
+	s = strings.TrimRightFunc(s, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' })
+	if len(s) <= n {
+		return s
+	}
+	start := len(s) - (n - len(ellipsis))
+	for start < len(s) && !utf8.RuneStart(s[start]) {
+		start++
+	}
+	return ellipsis + s[start:]
+}
 
 // truncateTo cuts s to n bytes, marking the cut.
 func truncateTo(s string, n int) string {

@@ -1,8 +1,11 @@
 package plan
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -107,5 +110,52 @@ func TestUserClassificationRulesComeFirst(t *testing.T) {
 	job.Spec.FailurePolicy.Classification.Rules[0].ContainerMessage = "(unclosed"
 	if _, errs := policy.ClassifierFor(job); len(errs) == 0 {
 		t.Error("an invalid regular expression must be rejected")
+	}
+}
+
+// A crash says why at the end of what it printed: status keeps the end of a
+// container's termination message (with FallbackToLogsOnError, the tail of
+// its log), not its beginning, which is the middle of the traceback.
+func TestExitOfKeepsTheEndOfATerminationMessage(t *testing.T) {
+	var tb strings.Builder
+	tb.WriteString("Traceback (most recent call last):\n")
+	for i := range 20 {
+		fmt.Fprintf(&tb, "  File \"/usr/lib/python3/dist-packages/torch/distributed/mod%d.py\", line %d, in f%d\n    f%d()\n", i, 100+i, i, i+1)
+	}
+	tb.WriteString("AttributeError: 'NoneType' object has no attribute 'get'\n")
+	pod := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
+		Name: "main", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: tb.String()}},
+	}}}}
+	got := ExitOf(pod, policy.Classifier{}).Message
+	if !strings.HasSuffix(got, "\nAttributeError: 'NoneType' object has no attribute 'get'") {
+		t.Errorf("the message does not end with the exception:\n%s", got)
+	}
+	if !strings.HasPrefix(got, "…") || len(got) > maxMessageLen {
+		t.Errorf("the message is not its end, marked, in %d bytes: %d bytes:\n%s", maxMessageLen, len(got), got)
+	}
+}
+
+func TestLastPartTo(t *testing.T) {
+	cases := map[string]struct {
+		in   string
+		n    int
+		want string
+	}{
+		"short: as it is":                 {"exit 1", 16, "exit 1"},
+		"the log's newline takes no room": {"0123456789\n", 10, "0123456789"},
+		"long: the end, marked":           {"0123456789abcdef", 10, "…9abcdef"},
+		"never half a character":          {"ééééé", 7, "…éé"},
+		"empty":                           {"", 10, ""},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := lastPartTo(tc.in, tc.n)
+			if got != tc.want {
+				t.Errorf("lastPartTo(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+			}
+			if len(got) > tc.n || !utf8.ValidString(got) {
+				t.Errorf("lastPartTo(%q, %d) = %q: over %d bytes or not UTF-8", tc.in, tc.n, got, tc.n)
+			}
+		})
 	}
 }

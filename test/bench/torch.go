@@ -228,7 +228,7 @@ func (b *bench) torchFloor(storePort int) (torchTimes, error) {
 		"MUSTER_STORE_PORT="+port, "PYTHONUNBUFFERED=1", "CKPT_DIR="+dir, "EPOCHS="+epochs,
 		"PET_NNODES=2:4", "PET_NPROC_PER_NODE=1", "PET_RDZV_BACKEND=c10d", "PET_RDZV_ENDPOINT=127.0.0.1:"+port,
 		"PET_RDZV_ID=floor", "PET_RDZV_CONF=last_call_timeout=5,join_timeout=600,is_host=false",
-		"PET_MAX_RESTARTS=10", "PET_MONITOR_INTERVAL=1", "PET_REDIRECTS=1", "PET_TEE=1")
+		"PET_MAX_RESTARTS=10", "PET_MONITOR_INTERVAL=1")
 	ev := &events{}
 	var procs []*exec.Cmd
 	start := func(name string, argv ...string) (*exec.Cmd, error) {

@@ -32,7 +32,6 @@ func TestAutoscalerFindsTheBestSize(t *testing.T) {
 		Template(func(p *corev1.PodTemplateSpec) {
 			python(plateau)(p)
 			p.Spec.Containers[0].Command = []string{"torchrun", "--no_python", "/usr/bin/python3", "-c", plateau}
-			p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PET_REDIRECTS", Value: "1"}, {Name: "PET_TEE", Value: "1"}}
 		}).Obj()
 	job.Spec.Scaling.Autoscaling = musterv1.AutoscalingPolicy{
 		Metric:         musterv1.ThroughputMetric{LogRegex: `throughput=([0-9.]+)`},

@@ -81,8 +81,6 @@ func torchrun(cm, script string) func(*corev1.PodTemplateSpec) {
 		ctr := &p.Spec.Containers[0]
 		ctr.Image = image
 		ctr.Command = []string{"torchrun", script}
-		// Debian's torch 1.13 on Python 3.11 crashes on the default "0".
-		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "PET_REDIRECTS", Value: "1"}, corev1.EnvVar{Name: "PET_TEE", Value: "1"})
 		ctr.VolumeMounts = append(ctr.VolumeMounts, corev1.VolumeMount{Name: "code", MountPath: "/opt/train"})
 		p.Spec.Volumes = append(p.Spec.Volumes, corev1.Volume{Name: "code", VolumeSource: corev1.VolumeSource{
 			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm}},

@@ -98,5 +98,12 @@ func preflight() error {
 	if err := exec.Command("/usr/bin/python3", "-c", "import torch").Run(); err != nil {
 		return fmt.Errorf("/usr/bin/python3 with torch is missing (make deps installs python3-torch): %w", err)
 	}
+	// Debian's torch 1.13 starts torchrun on Python 3.11 only with
+	// hack/torch-compat, which make deps installs where it is needed.
+	check := `from torch.distributed.elastic.multiprocessing.api import Std
+assert Std.from_str("0") is not None, "torchrun reads its default --redirects as None"`
+	if out, err := exec.Command("/usr/bin/python3", "-c", check).CombinedOutput(); err != nil {
+		return fmt.Errorf("torchrun cannot start on the host's torch (make deps installs hack/torch-compat for it): %w\n%s", err, out)
+	}
 	return nil
 }

@@ -78,11 +78,19 @@ func FailedJob() *musterv1.TrainingJob {
 			}
 			s.Roles = []musterv1.RoleStatus{{Name: "worker", Replicas: 2, Failed: 1, Tasks: []musterv1.TaskStatus{
 				{Index: 0, State: musterv1.TaskFailed, Pod: "bad-worker-0", Attempts: 2, Restarts: 1, LastExit: &musterv1.ExitStatus{
-					Code: 1, Reason: "Error", Phrase: "ContainerFailed", Attributes: []string{"Permanent"}, FinishedAt: ago(25 * time.Hour)}},
+					Code: 1, Reason: "Error", Phrase: "ContainerFailed", Attributes: []string{"Permanent"}, FinishedAt: ago(25 * time.Hour),
+					Message: CrashMessage}},
 				{Index: 1, State: musterv1.TaskStopped, Pod: "bad-worker-1", Attempts: 1},
 			}}}
 		}).Obj()
 }
+
+// CrashMessage is a Python crash's termination message as status keeps it:
+// the end of the log's tail, its traceback cut.
+const CrashMessage = "…tiprocessing/api.py\", line 162, in to_map\n" +
+	"    map[i] = val_or_map.get(i, Std.NONE)\n" +
+	"             ^^^^^^^^^^^^^^\n" +
+	"AttributeError: 'NoneType' object has no attribute 'get'"
 
 // QueuedJob is "big" in another namespace: 64 workers, waiting in a
 // Volcano queue.

@@ -141,6 +141,8 @@ func TestLogsErrors(t *testing.T) {
 		"no such role":  {args: []string{"pet", "--role", "ps"}, want: `job pet has no role "ps": its roles are [launcher worker]`},
 		"no such job":   {args: []string{"nope"}, want: "trainingjob team/nope not found"},
 		"no streams":    {args: []string{"pet", "--max-log-requests", "0"}, want: "--max-log-requests 0: at least 1"},
+		"attempt 0":     {args: []string{"pet", "--attempt", "0"}, want: "--attempt 0: a task's first pod is its attempt 1"},
+		"-p -f":         {args: []string{"pet", "-p", "-f"}, want: "--previous reads ended instances, which write no more: drop -f"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -220,5 +222,71 @@ func TestLogsSetsAsideTheOutputOfAScaledDownPod(t *testing.T) {
 	kept, err := os.ReadFile(path)
 	if err != nil || string(kept) != "step 1 on pet-worker-1\n" {
 		t.Errorf("kept %q (%v)", kept, err)
+	}
+}
+
+// --attempt N reads the tasks' Nth pods; when they are gone, it says which
+// tasks have moved on and where their ends are told.
+func TestLogsAttempt(t *testing.T) {
+	f := clitest.NewFactory(clitest.Options{}, objects()...)
+	asked := map[string]*corev1.PodLogOptions{}
+	podLogs(f, asked)
+	r := clitest.Run(t, NewCmd, f, "pet", "--attempt", "2")
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	if want := "[worker-2#2] step 0 on pet-worker-2\n[worker-2#2] step 1 on pet-worker-2\n"; r.Out != want || len(asked) != 1 {
+		t.Errorf("read %d pods, printed:\n%s\nwant only worker-2's second pod:\n%s", len(asked), r.Out, want)
+	}
+	// worker-1's second pod was replaced by its third.
+	if want := "Not read: the pods of attempt 2 of worker-1 (now #3) are gone: a task's pod is deleted, with its logs, before the next is made; " +
+		"`muster describe pet` shows how each task's last pod ended\n"; r.Err != want {
+		t.Errorf("said:\n%s\nwant:\n%s", r.Err, want)
+	}
+
+	r = clitest.Run(t, NewCmd, f, "pet", "--role", "worker", "--index", "1", "--attempt", "2")
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	want := "No logs: trainingjob team/pet in role worker at index 1: the pods of attempt 2 of worker-1 (now #3) are gone: " +
+		"a task's pod is deleted, with its logs, before the next is made; `muster describe pet` shows how each task's last pod ended\n"
+	if r.Out != "" || r.Err != want {
+		t.Errorf("printed %q and\n%s\nwant only\n%s", r.Out, r.Err, want)
+	}
+
+	r = clitest.Run(t, NewCmd, f, "pet", "--attempt", "5")
+	if r.Error != nil || !strings.Contains(r.Err, "no task of trainingjob team/pet has a started pod of attempt 5 (phase Running)") {
+		t.Errorf("error %v, printed:\n%s", r.Error, r.Err)
+	}
+}
+
+// --previous reads, as kubectl's does, the instance of a pod's container
+// before a restart in place, of the pods that have one.
+func TestLogsPrevious(t *testing.T) {
+	objs := []runtime.Object{clitest.ElasticJob()}
+	for _, p := range clitest.ElasticPods() {
+		if p.Name == "pet-worker-0" {
+			p.Status.ContainerStatuses[0].RestartCount = 1
+			p.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 137}
+		}
+		objs = append(objs, p)
+	}
+	f := clitest.NewFactory(clitest.Options{}, objs...)
+	asked := map[string]*corev1.PodLogOptions{}
+	podLogs(f, asked)
+	r := clitest.Run(t, NewCmd, f, "pet", "-p")
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	if len(asked) != 1 || asked["pet-worker-0"] == nil || !asked["pet-worker-0"].Previous {
+		t.Errorf("asked %v, want the previous instance of pet-worker-0 alone", asked)
+	}
+	if !strings.HasPrefix(r.Out, "[worker-0] step 0 on pet-worker-0\n") {
+		t.Errorf("printed:\n%s", r.Out)
+	}
+
+	r = clitest.Run(t, NewCmd, f, "pet", "--previous", "--role", "launcher")
+	if r.Error != nil || r.Out != "" || !strings.Contains(r.Err, "No logs: no container of trainingjob team/pet's pods in role launcher has restarted in place") {
+		t.Errorf("error %v, printed %q and:\n%s", r.Error, r.Out, r.Err)
 	}
 }

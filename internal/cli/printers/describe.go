@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/liggitt/tabwriter"
 	corev1 "k8s.io/api/core/v1"
@@ -188,7 +190,7 @@ func (d *describer) failures() {
 		if f.exit.FinishedAt != nil {
 			age = Age(*f.exit.FinishedAt, d.now)
 		}
-		d.line("  %s\t%s\t%s\t%s", f.task, age, LastExit(f.exit), orDash(oneLine(f.exit.Message)))
+		d.line("  %s\t%s\t%s\t%s", f.task, age, LastExit(f.exit), orDash(messageEnd(f.exit.Message)))
 	}
 }
 
@@ -376,3 +378,42 @@ func LastExit(e *musterv1.ExitStatus) string {
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// messageWidth is about how much of a failure's message describe shows on
+// its line.
+const messageWidth = 80
+
+// messageEnd is the end of an exit's message, on one line. A crash says why
+// last (Python's exception, after its traceback; status keeps a
+// termination message's end for that reason), so whole lines are taken from
+// the end while they fit messageWidth, the last always, and lines with no
+// word in them (a traceback's ^^^ markers, a summary's === rules) are left
+// out. "…" marks that earlier lines were.
+func messageEnd(s string) string {
+	lines := strings.Split(s, "\n")
+	var kept []string
+	width, more := 0, false
+	for i := len(lines) - 1; i >= 0; i-- {
+		l := oneLine(lines[i])
+		if !hasWord(l) {
+			continue
+		}
+		if n := utf8.RuneCountInString(l); len(kept) == 0 || width+1+n <= messageWidth {
+			kept, width = append(kept, l), width+1+n
+			continue
+		}
+		more = true
+		break
+	}
+	slices.Reverse(kept)
+	out := strings.Join(kept, " ")
+	if more && !strings.HasPrefix(out, "…") {
+		out = "… " + out
+	}
+	return out
+}
+
+// hasWord is whether s has a letter or a digit.
+func hasWord(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
+}

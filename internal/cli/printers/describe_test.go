@@ -1,0 +1,34 @@
+package printers
+
+import "testing"
+
+func TestMessageEnd(t *testing.T) {
+	cases := map[string]struct{ in, want string }{
+		"empty":                       {"", ""},
+		"one line":                    {"the container used 8Gi, its limit", "the container used 8Gi, its limit"},
+		"lines that fit, on one line": {"the container used 8Gi,\nits limit\n", "the container used 8Gi, its limit"},
+		"a traceback: its exception": {
+			"…tiprocessing/api.py\", line 162, in to_map\n    map[i] = val_or_map.get(i, Std.NONE)\n             ^^^^^^^^^^^^^^\n" +
+				"AttributeError: 'NoneType' object has no attribute 'get'\n",
+			"… AttributeError: 'NoneType' object has no attribute 'get'",
+		},
+		"what fits before the exception, without the markers": {
+			"Traceback (most recent call last):\n  File \"/opt/muster/script/train.py\", line 12, in <module>\n    f(x)\n    ^^^^\nKeyError: 'lr'",
+			"… File \"/opt/muster/script/train.py\", line 12, in <module> f(x) KeyError: 'lr'",
+		},
+		"the last line whole, however long": {
+			"Traceback (most recent call last):\nRuntimeError: " + long,
+			"… RuntimeError: " + long,
+		},
+		"a kept end's own mark is not doubled": {"…ld=4 rank=3\nValueError: bad batch", "…ld=4 rank=3 ValueError: bad batch"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := messageEnd(tc.in); got != tc.want {
+				t.Errorf("messageEnd(%q)\n= %q\nwant %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+const long = "NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, unhandled system error, NCCL version 2.18.1"
