@@ -79,8 +79,11 @@ func operatorUIDs() []int {
 		if err != nil {
 			continue
 		}
+		// As the image's entrypoint, or by name on its PATH (the previous
+		// release's manifests name the command).
 		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err != nil || !strings.HasPrefix(string(cmdline), "/usr/local/bin/muster-operator\x00") {
+		argv0, _, _ := strings.Cut(string(cmdline), "\x00")
+		if err != nil || (argv0 != "/usr/local/bin/muster-operator" && argv0 != "muster-operator") {
 			continue
 		}
 		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
