@@ -125,15 +125,25 @@ func setUp(ctx context.Context, cfg *devcluster.Config) error {
 	if err != nil {
 		return fmt.Errorf("installing the CRD: %w\n%s", err, out)
 	}
+	// The operator the image holds, byte for byte (devcluster builds the
+	// image and keeps its binary beside it); run as a host process, so the
+	// test can kill it at any moment and start it again. A copy, so a
+	// rebuild of the image meanwhile cannot change it under the test.
+	built, err := devcluster.Build(ctx, cfg, devcluster.BuildSet{Operator: true})
+	if err != nil {
+		return fmt.Errorf("building the operator image: %w", err)
+	}
 	dir, err := os.MkdirTemp("", "muster-chaos-")
 	if err != nil {
 		return err
 	}
 	opBinary = filepath.Join(dir, "muster-operator")
-	build := exec.CommandContext(ctx, "go", "build", "-o", opBinary, "./cmd/muster-operator")
-	build.Dir = cfg.Root
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("building the operator: %w\n%s", err, out)
+	data, err := os.ReadFile(built.Operator)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(opBinary, data, 0o755); err != nil {
+		return err
 	}
 	fmt.Fprintf(os.Stderr, "chaos: cluster ready in %s\n", time.Since(start).Round(time.Second))
 	return nil
