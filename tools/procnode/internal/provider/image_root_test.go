@@ -168,8 +168,13 @@ func TestContainerRunsFromItsImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := New(Config{NodeName: "test", StateDir: state, Images: store, ShimPath: shimPath, APIServer: "127.0.0.1:6443", RestartBackoff: time.Second})
-	// A file only the host has: the container must not see it.
-	hostOnly, _ := filepath.Abs("image_root_test.go")
+	// A file only the host has: the container must not see it. Not one of
+	// the checkout's, which may be under /tmp, which a container gets a
+	// private one of.
+	hostOnly := "/etc/os-release"
+	if _, err := os.Stat(hostOnly); err != nil {
+		t.Fatalf("the host has no %s to tell its files from the image's: %v", hostOnly, err)
+	}
 
 	t.Run("root, user, env and working dir are the image's", func(t *testing.T) {
 		r, c := imagePod(t, p, "from-image", corev1.Container{
