@@ -96,7 +96,15 @@ release: ## Cut release VERSION into _output/release (image, install.yaml, chart
 ##@ Test
 
 .PHONY: test
-test: test-unit test-fuzz test-integration test-e2e test-chaos ## Run every test tier.
+# The tiers `make test` runs, in order.
+TEST_TIERS ?= test-unit test-fuzz test-integration test-e2e test-chaos
+
+test: ## Run every test tier, one after the other, each saying how long it took.
+	@for tier in $(TEST_TIERS); do \
+		start=$$(date +%s); \
+		$(MAKE) --no-print-directory $$tier || { echo "== $$tier failed after $$(( $$(date +%s) - start ))s"; exit 1; }; \
+		echo "== $$tier took $$(( $$(date +%s) - start ))s"; \
+	done
 
 .PHONY: test-unit
 test-unit: ## Unit tests of pure logic, with the race detector (no cluster).
