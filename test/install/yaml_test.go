@@ -56,9 +56,11 @@ func TestInstallYAML(t *testing.T) {
 
 // uninstall is docs/install.md's uninstall: every TrainingJob, while the
 // operator still runs to release their pods, then everything install.yaml
-// installed.
+// installed. The jobs' deletion is in the foreground, so it returns only
+// once their pods are gone too: the garbage collector deletes a gone job's
+// pods a moment later, and the operator must still be there to let them go.
 func uninstall(g gomega.Gomega, dir, install string) {
-	out, err := run(dir, kubectl, "delete", "trainingjobs", "--all", "--all-namespaces", "--wait", "--timeout=2m")
+	out, err := run(dir, kubectl, "delete", "trainingjobs", "--all", "--all-namespaces", "--cascade=foreground", "--wait", "--timeout=2m")
 	g.Expect(err).NotTo(gomega.HaveOccurred(), "kubectl delete trainingjobs: %s", out)
 	out, err = run(dir, kubectl, "delete", "--wait", "--timeout=3m", "-f", install)
 	g.Expect(err).NotTo(gomega.HaveOccurred(), "kubectl delete -f: %s", out)
