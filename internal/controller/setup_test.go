@@ -11,9 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan"
 	"github.com/muster-dev/muster/internal/plan/observe"
-	"github.com/muster-dev/muster/internal/policy"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -80,7 +80,7 @@ func TestTrimmedPodsPlanAlike(t *testing.T) {
 		trimmed = append(trimmed, out.(*corev1.Pod))
 	}
 
-	classifier, errs := policy.ClassifierFor(job)
+	classifier, errs := failure.ClassifierFor(job)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -89,7 +89,7 @@ func TestTrimmedPodsPlanAlike(t *testing.T) {
 		if d := cmp.Diff(plan.ExitOf(p, classifier), plan.ExitOf(tp, classifier)); d != "" {
 			t.Errorf("%s: ExitOf differs (-whole +trimmed):\n%s", p.Name, d)
 		}
-		if d := cmp.Diff(policy.PodEndOf(p), policy.PodEndOf(tp)); d != "" {
+		if d := cmp.Diff(failure.PodEndOf(p), failure.PodEndOf(tp)); d != "" {
 			t.Errorf("%s: PodEndOf differs (-whole +trimmed):\n%s", p.Name, d)
 		}
 		if observe.Unschedulable(p) != observe.Unschedulable(tp) || observe.EndedBeforeDeletion(p) != observe.EndedBeforeDeletion(tp) ||

@@ -6,8 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
-	"github.com/muster-dev/muster/internal/policy"
 )
 
 // failureCase is an event an action is taken on: a task's pod that ended
@@ -92,11 +92,11 @@ func (a *applier) applyRule(i int, c failureCase) {
 
 // match finds the rule for an event, if the job is not already ending or
 // restarting in this plan.
-func (a *applier) match(obs policy.Observed) (int, bool) {
+func (a *applier) match(obs failure.Observed) (int, bool) {
 	if a.verdict.decided() {
 		return -1, false
 	}
-	return policy.Match(a.c.job.Spec.FailurePolicy.Rules, obs)
+	return failure.Match(a.c.job.Spec.FailurePolicy.Rules, obs)
 }
 
 // markEnded makes a task whose pod ended final, unless it succeeded.

@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
-	"github.com/muster-dev/muster/internal/policy"
+	"github.com/muster-dev/muster/internal/failure"
 )
 
 // maxAttemptHistory bounds status.attempts.
@@ -39,9 +39,9 @@ func decideRetry(c *planContext, st *musterv1.TrainingJobStatus, o Outcome) retr
 	if o.NoRetry || r == nil {
 		return retryDecision{outcome: o}
 	}
-	d := policy.ShouldRetry(
-		policy.RetryPolicy{MaxRetries: ptr.Deref(r.MaxRetries, 0), Always: r.Policy == musterv1.RetryAlways, ClassifyFailures: c.classify},
-		policy.RetryStatus{Total: st.Retries.Total, Accountable: st.Retries.Accountable},
+	d := failure.ShouldRetry(
+		failure.RetryPolicy{MaxRetries: ptr.Deref(r.MaxRetries, 0), Always: r.Policy == musterv1.RetryAlways, ClassifyFailures: c.classify},
+		failure.RetryStatus{Total: st.Retries.Total, Accountable: st.Retries.Accountable},
 		retryCompletion(o))
 	if !d.Retry {
 		if o.Completion.Message != "" && !o.Succeeded {
@@ -57,7 +57,7 @@ func decideRetry(c *planContext, st *musterv1.TrainingJobStatus, o Outcome) retr
 	return retryDecision{
 		restart: &jobRestart{message: "retrying the job (" + d.Reason + ") after: " + o.Completion.Message,
 			accountable: countsAgainstBudget, retry: true},
-		delay: policy.JobRetryDelay(policy.RetryPolicy{ClassifyFailures: c.classify}, retryCompletion(o),
+		delay: failure.JobRetryDelay(failure.RetryPolicy{ClassifyFailures: c.classify}, retryCompletion(o),
 			conflictDelay(r), attemptRandom(c.job, st.Attempt)),
 		outcome: o,
 	}
@@ -77,12 +77,12 @@ func holdForDelay(c *planContext, st *musterv1.TrainingJobStatus, out *Result) b
 	return false
 }
 
-func conflictDelay(r *musterv1.RetryPolicy) policy.DelayRange {
+func conflictDelay(r *musterv1.RetryPolicy) failure.DelayRange {
 	d := r.ConflictDelaySeconds
 	if d.Min == nil || d.Max == nil {
-		return policy.DelayRange{Min: policy.DefaultConflictDelayMin, Max: policy.DefaultConflictDelayMax}
+		return failure.DelayRange{Min: failure.DefaultConflictDelayMin, Max: failure.DefaultConflictDelayMax}
 	}
-	return policy.DelayRange{Min: time.Duration(*d.Min) * time.Second, Max: time.Duration(*d.Max) * time.Second}
+	return failure.DelayRange{Min: time.Duration(*d.Min) * time.Second, Max: time.Duration(*d.Max) * time.Second}
 }
 
 // attemptRandom is a source seeded by the job and its attempt: replanning
@@ -157,19 +157,19 @@ func attemptStart(st *musterv1.TrainingJobStatus) *metav1.Time {
 }
 
 // retryCompletion is a job outcome in the terms of the retry policy.
-func retryCompletion(o Outcome) policy.Completion {
-	c := policy.Completion{Type: policy.CompletionFailed}
+func retryCompletion(o Outcome) failure.Completion {
+	c := failure.Completion{Type: failure.CompletionFailed}
 	if o.Succeeded {
-		c.Type = policy.CompletionSucceeded
+		c.Type = failure.CompletionSucceeded
 	}
 	if o.Completion.Code != nil {
 		c.Code = *o.Completion.Code
 	}
 	for _, a := range o.Completion.Attributes {
-		c.Attributes = append(c.Attributes, policy.Attribute(a))
+		c.Attributes = append(c.Attributes, failure.Attribute(a))
 	}
 	if o.Completion.Reason == musterv1.ReasonDeadlineExceeded {
-		c.Attributes = []policy.Attribute{policy.AttributePermanent}
+		c.Attributes = []failure.Attribute{failure.AttributePermanent}
 	}
 	return c
 }

@@ -9,8 +9,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
-	"github.com/muster-dev/muster/internal/policy"
 )
 
 // planContext is what every phase of a plan reads and none changes: the
@@ -23,7 +23,7 @@ type planContext struct {
 	// classifier is set only for a job that runs, once its spec is known
 	// to be valid.
 	classify   bool
-	classifier policy.Classifier
+	classifier failure.Classifier
 	pods       observe.Pods
 }
 
@@ -42,7 +42,7 @@ func newContext(job *musterv1.TrainingJob, now time.Time, pods []*corev1.Pod, st
 // before anything is classified.
 func (c *planContext) withClassifier() *planContext {
 	out := *c
-	out.classifier, _ = policy.ClassifierFor(c.job)
+	out.classifier, _ = failure.ClassifierFor(c.job)
 	return &out
 }
 

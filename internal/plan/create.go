@@ -5,7 +5,7 @@ import (
 	"time"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
-	"github.com/muster-dev/muster/internal/policy"
+	"github.com/muster-dev/muster/internal/failure"
 )
 
 // CreateFailure is a create the API server refused, as the controller saw it
@@ -48,15 +48,15 @@ func createFailures(failures []CreateFailure, out *Result) (verdict, []blocked) 
 				fmt.Sprintf("%s cannot be created: an object Muster does not own has its name", f.Object)})
 			continue
 		}
-		c := policy.CreationErrorOf(f.Err)
-		if c.Has(policy.AttributePermanent) {
+		c := failure.CreationErrorOf(f.Err)
+		if c.Has(failure.AttributePermanent) {
 			v = v.failForGood(musterv1.CompletionStatus{
 				Reason: musterv1.ReasonPodCreateFailed, Message: fmt.Sprintf("creating %s: %v", f.Object, f.Err),
-				Code: new(c.Code), Phrase: c.Phrase, Attributes: []string{string(policy.AttributePermanent)},
+				Code: new(c.Code), Phrase: c.Phrase, Attributes: []string{string(failure.AttributePermanent)},
 			})
 			return v, held
 		}
-		if !c.Has(policy.AttributeTransient) {
+		if !c.Has(failure.AttributeTransient) {
 			held = append(held, blocked{musterv1.ReasonPodCreateFailed, fmt.Sprintf("creating %s: %v", f.Object, f.Err)})
 		}
 	}

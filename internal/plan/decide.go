@@ -5,8 +5,8 @@ import (
 	"strconv"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/topology"
-	"github.com/muster-dev/muster/internal/policy"
 )
 
 // Decision is what happens to a task whose pod ended. It is made in one
@@ -47,7 +47,7 @@ func DecideEnd(job *musterv1.TrainingJob, classify bool, role *musterv1.Role, en
 	verdict := Decide(role.RestartPolicy, end.Succeeded, end.Exit, classify)
 	what := end.Pod + " ended (" + describeExit(end.Exit) + ")"
 	if !end.Succeeded {
-		if i, ok := policy.Match(job.Spec.FailurePolicy.Rules, observedEnd(role, end)); ok {
+		if i, ok := failure.Match(job.Spec.FailurePolicy.Rules, observedEnd(role, end)); ok {
 			action := job.Spec.FailurePolicy.Rules[i].Action
 			// A rule's restart counts by the failure's class, whatever the
 			// restart policy would have done.
@@ -85,18 +85,18 @@ var ruleReasons = map[musterv1.FailureAction]string{
 // evictionCodes are the completion codes of pods the infrastructure took
 // away: they raise PodEvicted rather than PodFailed.
 var evictionCodes = map[int32]bool{
-	policy.CodePodDeletedExternally: true, policy.CodePodEvicted: true, policy.CodePodNodeLost: true,
-	policy.CodePodPreempted: true, policy.CodePodNodeShutdown: true, policy.CodePodDisrupted: true,
-	policy.CodePodOutOfResource: true,
+	failure.CodePodDeletedExternally: true, failure.CodePodEvicted: true, failure.CodePodNodeLost: true,
+	failure.CodePodPreempted: true, failure.CodePodNodeShutdown: true, failure.CodePodDisrupted: true,
+	failure.CodePodOutOfResource: true,
 }
 
 // observedEnd is a pod's end in the terms the failure rules match.
-func observedEnd(role *musterv1.Role, end End) policy.Observed {
-	class := policy.ClassOf(end.Exit.Attributes)
+func observedEnd(role *musterv1.Role, end End) failure.Observed {
+	class := failure.ClassOf(end.Exit.Attributes)
 	if end.Vanished || evictionCodes[end.Exit.CompletionCode] {
-		return policy.Observed{Event: musterv1.EventPodEvicted, Role: role.Name, Class: class}
+		return failure.Observed{Event: musterv1.EventPodEvicted, Role: role.Name, Class: class}
 	}
-	return policy.Observed{Event: musterv1.EventPodFailed, Role: role.Name, ExitCode: new(end.Exit.Code), Class: class}
+	return failure.Observed{Event: musterv1.EventPodFailed, Role: role.Name, ExitCode: new(end.Exit.Code), Class: class}
 }
 
 // gangRestarts is whether a restart the role's restartPolicy decides

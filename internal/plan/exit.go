@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
-	"github.com/muster-dev/muster/internal/policy"
+	"github.com/muster-dev/muster/internal/failure"
 )
 
 // maxMessageLen bounds what status keeps of a message from a pod: at most
@@ -23,7 +23,7 @@ const maxMessageLen = 256
 // message of the failed container that finished first (when one process of
 // a job dies the others usually die of it, so the first is the cause), and
 // the classifier's verdict on the whole pod.
-func ExitOf(pod *corev1.Pod, classifier policy.Classifier) musterv1.ExitStatus {
+func ExitOf(pod *corev1.Pod, classifier failure.Classifier) musterv1.ExitStatus {
 	out := musterv1.ExitStatus{Reason: pod.Status.Reason, Message: truncate(pod.Status.Message)}
 	var ended []corev1.ContainerStatus
 	for _, group := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
@@ -61,13 +61,13 @@ func ExitOf(pod *corev1.Pod, classifier policy.Classifier) musterv1.ExitStatus {
 // fields and, of its containers, only the failed one that finished first.
 // A native sidecar SIGTERMed after the main container failed must not make
 // the failure look transient.
-func firstFailure(pod *corev1.Pod, container string) policy.PodEnd {
-	end := policy.PodEndOf(pod)
+func firstFailure(pod *corev1.Pod, container string) failure.PodEnd {
+	end := failure.PodEndOf(pod)
 	if container == "" {
 		return end
 	}
-	keep := func(cs []policy.ContainerEnd) []policy.ContainerEnd {
-		var out []policy.ContainerEnd
+	keep := func(cs []failure.ContainerEnd) []failure.ContainerEnd {
+		var out []failure.ContainerEnd
 		for _, c := range cs {
 			if c.Name == container {
 				out = append(out, c)
@@ -92,13 +92,13 @@ func lastFinish(pod *corev1.Pod) *metav1.Time {
 
 // VanishedExit describes a task whose pod disappeared without ending: it was
 // deleted by someone else or lost with its node.
-func VanishedExit(now time.Time, classifier policy.Classifier) musterv1.ExitStatus {
+func VanishedExit(now time.Time, classifier failure.Classifier) musterv1.ExitStatus {
 	out := musterv1.ExitStatus{
 		Reason:     "PodDeleted",
 		Message:    "the pod was deleted before it ended",
 		FinishedAt: new(metav1.NewTime(now)),
 	}
-	classify(&out, classifier.Classify(policy.PodEnd{Vanished: true}))
+	classify(&out, classifier.Classify(failure.PodEnd{Vanished: true}))
 	return out
 }
 
@@ -107,20 +107,20 @@ func VanishedExit(now time.Time, classifier policy.Classifier) musterv1.ExitStat
 // reason and message, classified as the disruption it is. Its containers
 // are not looked at: they end, if they have not yet, because of the
 // deletion.
-func DisruptedExit(cond *corev1.PodCondition, now time.Time, classifier policy.Classifier) musterv1.ExitStatus {
+func DisruptedExit(cond *corev1.PodCondition, now time.Time, classifier failure.Classifier) musterv1.ExitStatus {
 	out := musterv1.ExitStatus{
 		Reason:     cond.Reason,
 		Message:    truncate(cond.Message),
 		FinishedAt: new(metav1.NewTime(now)),
 	}
-	classify(&out, classifier.Classify(policy.PodEnd{
+	classify(&out, classifier.Classify(failure.PodEnd{
 		Phase:      corev1.PodFailed,
-		Disruption: &policy.Disruption{Reason: cond.Reason, Message: cond.Message},
+		Disruption: &failure.Disruption{Reason: cond.Reason, Message: cond.Message},
 	}))
 	return out
 }
 
-func classify(out *musterv1.ExitStatus, c policy.Completion) {
+func classify(out *musterv1.ExitStatus, c failure.Completion) {
 	out.CompletionCode = c.Code
 	out.Phrase = c.Phrase
 	out.Diagnostics = truncate(c.Diagnostics)

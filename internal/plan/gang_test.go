@@ -12,8 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/gang"
-	"github.com/muster-dev/muster/internal/policy"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -160,8 +160,8 @@ func TestPreemptedTaskIsClassifiedByItsDisruption(t *testing.T) {
 	w.preempt("j-w-0", "default-scheduler")
 	res := w.step()
 	exit := w.task("w", 0).LastExit
-	if exit == nil || exit.Reason != corev1.PodReasonPreemptionByScheduler || exit.CompletionCode != policy.CodePodDisrupted ||
-		!slices.Contains(exit.Attributes, string(policy.AttributeTransient)) || exit.Message != "default-scheduler: preempting to accommodate a higher priority pod" {
+	if exit == nil || exit.Reason != corev1.PodReasonPreemptionByScheduler || exit.CompletionCode != failure.CodePodDisrupted ||
+		!slices.Contains(exit.Attributes, string(failure.AttributeTransient)) || exit.Message != "default-scheduler: preempting to accommodate a higher priority pod" {
 		t.Fatalf("last exit %+v: want the disruption, PodDisrupted, Transient", exit)
 	}
 	if st := w.task("w", 0).State; st != musterv1.TaskRestarting {

@@ -6,9 +6,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/observe"
-	"github.com/muster-dev/muster/internal/policy"
 )
 
 // The job-wide gates of spec.run: execution (Create holds, Stop ends),
@@ -36,7 +36,7 @@ func stop(c *planContext, st *musterv1.TrainingJobStatus, out *Result) {
 	finish(c, st, Outcome{NoRetry: true, Completion: musterv1.CompletionStatus{
 		Reason:  musterv1.ReasonStopped,
 		Message: "spec.run.execution is Stop: the job was stopped",
-		Code:    new(int32(policy.CodeStopRequested)),
+		Code:    new(int32(failure.CodeStopRequested)),
 		Phrase:  "StopRequested",
 	}}, out)
 }

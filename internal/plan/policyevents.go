@@ -8,8 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
-	"github.com/muster-dev/muster/internal/policy"
 )
 
 // The failure rules' events other than a pod's end: each finds its rule
@@ -17,7 +17,7 @@ import (
 
 // taskFailedRule raises TaskFailed for a task that failed for good.
 func (a *applier) taskFailedRule(role *musterv1.Role, ts *musterv1.TaskStatus) {
-	if i, ok := a.match(policy.Observed{Event: musterv1.EventTaskFailed, Role: role.Name}); ok {
+	if i, ok := a.match(failure.Observed{Event: musterv1.EventTaskFailed, Role: role.Name}); ok {
 		a.applyRule(i, failureCase{role: role, accountable: true, why: ts.Pod + " failed for good"})
 	}
 }
@@ -28,7 +28,7 @@ func (a *applier) roleEvents(role *musterv1.Role, rs *musterv1.RoleStatus) {
 	if rs.Replicas == 0 || !allSucceeded(rs) || allSucceeded(roleStatus(a.st, role.Name)) {
 		return
 	}
-	if i, ok := a.match(policy.Observed{Event: musterv1.EventTaskCompleted, Role: role.Name}); ok {
+	if i, ok := a.match(failure.Observed{Event: musterv1.EventTaskCompleted, Role: role.Name}); ok {
 		a.applyRule(i, failureCase{role: role, accountable: true, why: "every task of role " + role.Name + " succeeded"})
 	}
 }
@@ -48,7 +48,7 @@ func allSucceeded(rs *musterv1.RoleStatus) bool {
 // checkPending applies a PodPending rule to a pod that has not started
 // within the rule's timeout.
 func (a *applier) checkPending(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod) {
-	i, ok := a.match(policy.Observed{Event: musterv1.EventPodPending, Role: role.Name})
+	i, ok := a.match(failure.Observed{Event: musterv1.EventPodPending, Role: role.Name})
 	if !ok {
 		return
 	}
@@ -73,7 +73,7 @@ func (a *applier) gangEvents(roles []musterv1.RoleStatus) {
 	if a.verdict.decided() || !partlyPlaced(roles, a.c.pods) {
 		return
 	}
-	if i, ok := a.match(policy.Observed{Event: musterv1.EventPartlyPlaced}); ok {
+	if i, ok := a.match(failure.Observed{Event: musterv1.EventPartlyPlaced}); ok {
 		a.applyRule(i, failureCase{accountable: true, why: "the job is partly placed: some tasks run while others cannot be scheduled"})
 	}
 }

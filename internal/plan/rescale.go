@@ -4,7 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
-	"github.com/muster-dev/muster/internal/policy"
+	"github.com/muster-dev/muster/internal/failure"
 )
 
 // Rescaling follows FrameworkController's strong safety guarantees:
@@ -36,7 +36,7 @@ func scaleDown(c *planContext, role *musterv1.Role, ts *musterv1.TaskStatus, pod
 			PodUID: ts.PodUID, Reason: "ScaledDown", FinishedAt: new(c.now),
 			Message: "removed by a scale-down of role " + role.Name,
 		}
-		classify(&exit, mustPredefined(policy.CodeScaleDownDeletion))
+		classify(&exit, mustPredefined(failure.CodeScaleDownDeletion))
 		ts.LastExit = &exit
 		if pod != nil {
 			out.event(false, "ScalingDown", "deleting "+ts.Pod+": role "+role.Name+" scaled down")
@@ -64,8 +64,8 @@ func compact(tasks []musterv1.TaskStatus, replicas int32, pods map[string]*corev
 	return tasks
 }
 
-func mustPredefined(code int32) policy.Completion {
-	c, _ := policy.Predefined(code, "")
+func mustPredefined(code int32) failure.Completion {
+	c, _ := failure.Predefined(code, "")
 	return c
 }
 

@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
-	"github.com/muster-dev/muster/internal/policy"
+	"github.com/muster-dev/muster/internal/failure"
 )
 
 // ValidateCreate checks a job that is being created.
@@ -43,8 +43,8 @@ func Default(*musterv1.TrainingJob) {}
 func Spec(spec *musterv1.TrainingJobSpec) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, dependencies(spec.Roles)...)
-	errs = append(errs, policy.ValidateRules(spec.FailurePolicy.Rules, field.NewPath("spec", "failurePolicy", "rules"))...)
-	_, classErrs := policy.ClassifierFor(&musterv1.TrainingJob{Spec: *spec})
+	errs = append(errs, failure.ValidateRules(spec.FailurePolicy.Rules, field.NewPath("spec", "failurePolicy", "rules"))...)
+	_, classErrs := failure.ClassifierFor(&musterv1.TrainingJob{Spec: *spec})
 	errs = append(errs, classErrs...)
 	if re := spec.Scaling.Autoscaling.Metric.LogRegex; re != "" {
 		errs = append(errs, logRegex(re,

@@ -1,4 +1,4 @@
-package policy
+package failure
 
 import (
 	corev1 "k8s.io/api/core/v1"

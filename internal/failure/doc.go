@@ -1,4 +1,4 @@
-// Package policy holds the three judgments the operator makes about a
+// Package failure holds the three judgments the operator makes about a
 // failure, as pure functions: what kind of failure it was, whether it is
 // retried, and what the user asked to happen when it occurs. Nothing here
 // reads the cluster, keeps state or changes a package variable; the
@@ -61,4 +61,4 @@
 //  5. When an attempt of the job ends, ShouldRetry with
 //     spec.failurePolicy.retry decides whether a new attempt starts; that
 //     retry also needs the budget.
-package policy
+package failure

@@ -1,4 +1,4 @@
-package policy
+package failure
 
 import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
