@@ -48,11 +48,5 @@ func TestHelmInstall(t *testing.T) {
 	out, err = run(dir, kubectl, "get", "crd", "trainingjobs.muster.dev", "-o", "name")
 	g.Expect(err).NotTo(gomega.HaveOccurred(), "the CRD is gone after helm uninstall: %s", out)
 	g.Expect(jobPhase(dir, jobsNS, "generic")).To(gomega.Equal("Succeeded"))
-	nothingLeftButTheCRD(g)
-}
-
-// nothingLeftButTheCRD is nothingLeft for an uninstall that keeps the CRD,
-// with the operator's namespace, which Helm did not make (--create-namespace).
-func nothingLeftButTheCRD(g gomega.Gomega) {
 	nothingLeft(g, "helm uninstall", false)
 }

@@ -147,7 +147,7 @@ func previousRelease(t *testing.T, dir string) (string, string) {
 	if err := exportCommit(cluster.Root, previousCommit, src); err != nil {
 		t.Fatal(err)
 	}
-	when, err := commitTime(cluster.Root, previousCommit)
+	_, when, err := release.Commit(cluster.Root, previousCommit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,18 +231,4 @@ func exportCommit(root, commit, dst string) error {
 		return fmt.Errorf("git archive %s (a clone without that commit cannot build the previous release): %w: %s", commit, err, stderr.String())
 	}
 	return nil
-}
-
-func commitTime(root, commit string) (time.Time, error) {
-	cmd := exec.Command("git", "show", "-s", "--format=%ct", commit)
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		return time.Time{}, fmt.Errorf("git show %s: %w", commit, err)
-	}
-	var sec int64
-	if _, err := fmt.Sscan(strings.TrimSpace(string(out)), &sec); err != nil {
-		return time.Time{}, err
-	}
-	return time.Unix(sec, 0).UTC(), nil
 }

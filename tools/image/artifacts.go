@@ -180,7 +180,7 @@ func WriteTarballs(dir, repo, tag string, r *Result) (map[string]string, error) 
 // Push pushes the index under ref (a tag) and its SBOM as a referrer, and
 // returns the index's digest reference.
 func Push(ref string, r *Result, opts ...remote.Option) (name.Digest, error) {
-	tag, err := name.NewTag(ref, name.WeakValidation, insecureLoopback(ref))
+	tag, err := name.NewTag(ref, name.WeakValidation, LoopbackOption(ref))
 	if err != nil {
 		return name.Digest{}, err
 	}
@@ -207,9 +207,9 @@ func Push(ref string, r *Result, opts ...remote.Option) (name.Digest, error) {
 	return tag.Context().Digest(d.String()), nil
 }
 
-// insecureLoopback lets a registry on this machine's loopback be spoken to
+// LoopbackOption lets a registry on this machine's loopback be spoken to
 // over plain HTTP, as every container tool does for localhost.
-func insecureLoopback(ref string) name.Option {
+func LoopbackOption(ref string) name.Option {
 	if IsLoopback(ref) {
 		return name.Insecure
 	}

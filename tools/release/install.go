@@ -1,7 +1,6 @@
 package release
 
 import (
-	"bytes"
 	"fmt"
 	"path/filepath"
 
@@ -73,15 +72,4 @@ func pinImage(rm resmap.ResMap, img, version string) error {
 		return fmt.Errorf("install.yaml: config/production has no %s container in Deployment %s", operatorContainer, operatorDeployment)
 	}
 	return nil
-}
-
-// splitDocs splits a multi-document YAML stream (for tests and checks).
-func splitDocs(b []byte) [][]byte {
-	var out [][]byte
-	for _, d := range bytes.Split(b, []byte("\n---\n")) {
-		if len(bytes.TrimSpace(d)) > 0 {
-			out = append(out, d)
-		}
-	}
-	return out
 }

@@ -216,15 +216,18 @@ func push(o Options, img *image.Result, chart []byte, m *Manifest) error {
 
 // Head is the checkout's commit and its time: a release's files and
 // image carry that time, not the clock's, so they are reproducible.
-func Head(root string) (commit string, when time.Time, err error) {
-	out, err := git(root, "show", "-s", "--format=%H %ct", "HEAD")
+func Head(root string) (commit string, when time.Time, err error) { return Commit(root, "HEAD") }
+
+// Commit is a revision's full commit and its time.
+func Commit(root, rev string) (commit string, when time.Time, err error) {
+	out, err := git(root, "show", "-s", "--format=%H %ct", rev)
 	if err != nil {
 		return "", time.Time{}, err
 	}
 	sha, ts, ok := strings.Cut(strings.TrimSpace(out), " ")
 	sec, perr := strconv.ParseInt(ts, 10, 64)
 	if !ok || perr != nil {
-		return "", time.Time{}, fmt.Errorf("release: git show HEAD printed %q", out)
+		return "", time.Time{}, fmt.Errorf("release: git show %s printed %q", rev, out)
 	}
 	return sha, time.Unix(sec, 0).UTC(), nil
 }
@@ -297,12 +300,5 @@ func Notes(root, version string, m *Manifest) ([]byte, error) {
 // ChartRef is the OCI reference a chart of version is pushed to under
 // repo (Helm's layout: <repo>/<chart name>:<chart version>).
 func ChartRef(repo, version string) (name.Tag, error) {
-	return name.NewTag(repo+"/muster:"+strings.TrimPrefix(version, "v"), name.WeakValidation, insecure(repo))
-}
-
-func insecure(ref string) name.Option {
-	if image.IsLoopback(ref) {
-		return name.Insecure
-	}
-	return name.WeakValidation
+	return name.NewTag(repo+"/muster:"+strings.TrimPrefix(version, "v"), name.WeakValidation, image.LoopbackOption(repo))
 }

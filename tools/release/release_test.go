@@ -192,3 +192,14 @@ func TestChecksums(t *testing.T) {
 		t.Errorf("SHA256SUMS:\n%s\nwant\n%s", got, want)
 	}
 }
+
+// splitDocs splits a multi-document YAML stream.
+func splitDocs(b []byte) [][]byte {
+	var out [][]byte
+	for _, d := range bytes.Split(b, []byte("\n---\n")) {
+		if len(bytes.TrimSpace(d)) > 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
