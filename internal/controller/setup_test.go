@@ -86,7 +86,7 @@ func TestTrimmedPodsPlanAlike(t *testing.T) {
 	}
 	for i, p := range whole {
 		tp := trimmed[i]
-		if d := cmp.Diff(plan.ExitOf(p, classifier), plan.ExitOf(tp, classifier)); d != "" {
+		if d := cmp.Diff(failure.ExitOf(p, classifier), failure.ExitOf(tp, classifier)); d != "" {
 			t.Errorf("%s: ExitOf differs (-whole +trimmed):\n%s", p.Name, d)
 		}
 		if d := cmp.Diff(failure.PodEndOf(p), failure.PodEndOf(tp)); d != "" {

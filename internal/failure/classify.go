@@ -7,10 +7,11 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/muster-dev/muster/internal/text"
 )
 
 // PodEnd describes how a pod ended, with just what classification reads.
@@ -233,14 +234,5 @@ func (d *diagnostics) String() string {
 	return strings.Join(d.parts, "; ")
 }
 
-// shorten cuts s to maxDiagnosticText bytes without splitting a character.
-func shorten(s string) string {
-	if len(s) <= maxDiagnosticText {
-		return s
-	}
-	cut := maxDiagnosticText - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
-}
+// shorten cuts a text quoted in diagnostics to maxDiagnosticText bytes.
+func shorten(s string) string { return text.Head(s, maxDiagnosticText) }

@@ -31,7 +31,7 @@ var actions map[musterv1.FailureAction]func(*applier, failureCase)
 
 func init() {
 	actions = map[musterv1.FailureAction]func(*applier, failureCase){
-		actionSucceedTask: func(a *applier, c failureCase) {
+		failure.ActionSucceedTask: func(a *applier, c failureCase) {
 			settle(c.task, true, a.out)
 		},
 		musterv1.ActionRestartTask: func(a *applier, c failureCase) {
@@ -55,16 +55,16 @@ func init() {
 		},
 		musterv1.ActionFailJob: func(a *applier, c failureCase) {
 			markEnded(c.task)
-			a.verdict = a.verdict.fail(completionOf(c))
+			a.jobDecision = a.jobDecision.fail(completionOf(c))
 		},
 		musterv1.ActionTerminateJob: func(a *applier, c failureCase) {
 			markEnded(c.task)
-			a.verdict = a.verdict.failForGood(completionOf(c))
+			a.jobDecision = a.jobDecision.failForGood(completionOf(c))
 		},
 		musterv1.ActionCompleteJob: func(a *applier, c failureCase) {
 			markEnded(c.task)
-			if a.verdict.outcome == nil {
-				a.verdict.outcome = &Outcome{Succeeded: true, Completion: completionOf(c)}
+			if a.jobDecision.outcome == nil {
+				a.jobDecision.outcome = &Outcome{Succeeded: true, Completion: completionOf(c)}
 			}
 		},
 		musterv1.ActionSuspendJob: func(a *applier, c failureCase) {
@@ -86,14 +86,14 @@ func (a *applier) act(action musterv1.FailureAction, c failureCase) {
 func (a *applier) applyRule(i int, c failureCase) {
 	action := a.c.job.Spec.FailurePolicy.Rules[i].Action
 	c.why += fmt.Sprintf(", and spec.failurePolicy.rules[%d] has action %s", i, action)
-	c.reason = ruleReasons[action]
+	c.reason = failure.ReasonOf(action)
 	a.act(action, c)
 }
 
 // match finds the rule for an event, if the job is not already ending or
 // restarting in this plan.
 func (a *applier) match(obs failure.Observed) (int, bool) {
-	if a.verdict.decided() {
+	if a.jobDecision.decided() {
 		return -1, false
 	}
 	return failure.Match(a.c.job.Spec.FailurePolicy.Rules, obs)

@@ -40,7 +40,7 @@ func decideRetry(c *planContext, st *musterv1.TrainingJobStatus, o Outcome) retr
 		return retryDecision{outcome: o}
 	}
 	d := failure.ShouldRetry(
-		failure.RetryPolicy{MaxRetries: ptr.Deref(r.MaxRetries, 0), Always: r.Policy == musterv1.RetryAlways, ClassifyFailures: c.classify},
+		failure.RetryPolicy{MaxRetries: ptr.Deref(r.MaxRetries, 0), Always: r.Policy == musterv1.RetryAlways, ClassifyFailures: c.policy.Classify},
 		failure.RetryStatus{Total: st.Retries.Total, Accountable: st.Retries.Accountable},
 		retryCompletion(o))
 	if !d.Retry {
@@ -50,14 +50,14 @@ func decideRetry(c *planContext, st *musterv1.TrainingJobStatus, o Outcome) retr
 		return retryDecision{outcome: o}
 	}
 	countsAgainstBudget := d.Accountable && !o.Succeeded
-	if countsAgainstBudget && budgetSpent(c.job, st) {
-		o.Completion.Message += "; not retried: the job has used all the restarts of spec.failurePolicy.backoffLimit"
+	if charge := c.policy.Budget.Charge(countsAgainstBudget, st.Restarts.Accountable, -1); charge != failure.Allowed {
+		o.Completion.Message += "; not retried: the job has used " + c.policy.Budget.Exhausted(charge)
 		return retryDecision{outcome: o}
 	}
 	return retryDecision{
 		restart: &jobRestart{message: "retrying the job (" + d.Reason + ") after: " + o.Completion.Message,
 			accountable: countsAgainstBudget, retry: true},
-		delay: failure.JobRetryDelay(failure.RetryPolicy{ClassifyFailures: c.classify}, retryCompletion(o),
+		delay: failure.JobRetryDelay(failure.RetryPolicy{ClassifyFailures: c.policy.Classify}, retryCompletion(o),
 			conflictDelay(r), attemptRandom(c.job, st.Attempt)),
 		outcome: o,
 	}

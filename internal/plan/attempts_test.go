@@ -46,7 +46,7 @@ func TestDecideRetry(t *testing.T) {
 		},
 		"out of restarts": {
 			job: job(3), restarts: 2, outcome: failed,
-			want: want{MessageSuffix: "; not retried: the job has used all the restarts of spec.failurePolicy.backoffLimit"},
+			want: want{MessageSuffix: "; not retried: the job has used all 2 restarts of spec.failurePolicy.backoffLimit"},
 		},
 	}
 	for name, tc := range cases {

@@ -14,6 +14,7 @@ import (
 	"github.com/muster-dev/muster/internal/autoscale"
 	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/plan/topology"
+	"github.com/muster-dev/muster/internal/text"
 )
 
 // Throughput is a sample of a job's training throughput that the
@@ -164,7 +165,7 @@ func StateOf(s *musterv1.AutoscalerStatus) autoscale.State {
 
 // StatusOf is the autoscaler's state as status keeps it.
 func StatusOf(st autoscale.State) *musterv1.AutoscalerStatus {
-	s := &musterv1.AutoscalerStatus{Phase: string(st.Phase), Reason: string(st.Reason), Message: truncateTo(st.Message, 1024),
+	s := &musterv1.AutoscalerStatus{Phase: string(st.Phase), Reason: string(st.Reason), Message: text.Head(st.Message, 1024),
 		Replicas: st.Replicas, LastGood: st.LastGood}
 	if st.ResizedAt != 0 {
 		s.ResizedAt = new(metav1.Unix(st.ResizedAt, 0))

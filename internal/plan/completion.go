@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
@@ -150,7 +151,7 @@ func trigger(rs *musterv1.RoleStatus, state musterv1.TaskState, minCount int32, 
 	if t.LastExit != nil {
 		inheritExit(&o.Completion, t.LastExit)
 		if state == musterv1.TaskFailed {
-			o.Completion.Message += ", triggered by " + t.Pod + " with " + describeExit(*t.LastExit)
+			o.Completion.Message += ", triggered by " + t.Pod + " with " + failure.DescribeExit(*t.LastExit)
 		}
 	}
 	return o

@@ -5,11 +5,17 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
+	"github.com/muster-dev/muster/internal/text"
 )
 
 func isFinished(s *musterv1.TrainingJobStatus) bool {
 	return s.IsTrue(musterv1.ConditionSucceeded) || s.IsTrue(musterv1.ConditionFailed)
 }
+
+// maxMessageLen bounds a condition's message: the job's conditions are
+// read at a glance, and the whole story is in events and the attempts.
+const maxMessageLen = failure.MaxMessageLen
 
 // setCondition sets a condition of st as of this plan's job generation and
 // clock.
@@ -18,7 +24,7 @@ func (c *planContext) setCondition(st *musterv1.TrainingJobStatus, t musterv1.Co
 		Type:               string(t),
 		Status:             metav1.ConditionFalse,
 		Reason:             reason,
-		Message:            truncate(msg),
+		Message:            text.Head(msg, maxMessageLen),
 		ObservedGeneration: c.job.Generation,
 		LastTransitionTime: c.now,
 	}

@@ -6,11 +6,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
+	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
 // planContext is what every phase of a plan reads and none changes: the
@@ -19,10 +19,9 @@ import (
 type planContext struct {
 	job *musterv1.TrainingJob
 	now metav1.Time
-	// classify is whether failure classification is on (the default);
-	// classifier is set only for a job that runs, once its spec is known
-	// to be valid.
-	classify   bool
+	// policy is the job's failure policy; classifier is set only for a
+	// job that runs, once its spec is known to be valid.
+	policy     failure.Policy
 	classifier failure.Classifier
 	pods       observe.Pods
 }
@@ -30,10 +29,10 @@ type planContext struct {
 func newContext(job *musterv1.TrainingJob, now time.Time, pods []*corev1.Pod, status *musterv1.TrainingJobStatus) *planContext {
 	taskCount := func(role string) int { return len(tasksOf(status, role)) }
 	return &planContext{
-		job:      job,
-		now:      metav1.NewTime(now),
-		classify: classifies(job),
-		pods:     observe.Sort(job, status.Attempt, taskCount, pods),
+		job:    job,
+		now:    metav1.NewTime(now),
+		policy: failure.PolicyOf(job),
+		pods:   observe.Sort(job, status.Attempt, taskCount, pods),
 	}
 }
 
@@ -46,11 +45,10 @@ func (c *planContext) withClassifier() *planContext {
 	return &out
 }
 
-// classifies is whether failure classification is on for the job (the
-// default).
-func classifies(job *musterv1.TrainingJob) bool {
-	cl := job.Spec.FailurePolicy.Classification
-	return cl == nil || !ptr.Deref(cl.Disabled, false)
+// failureRole is what the failure model needs of a role.
+func (c *planContext) failureRole(role *musterv1.Role) failure.Role {
+	return failure.Role{Name: role.Name, RestartPolicy: role.RestartPolicy,
+		Gang: failure.RestartsAsGang(c.job, topology.IsElastic(c.job, role.Name))}
 }
 
 // workingStatus is the status a plan starts from and changes: the one last
@@ -73,19 +71,20 @@ func workingStatus(job *musterv1.TrainingJob, in *musterv1.TrainingJobStatus) *m
 	return &st
 }
 
-// verdict is the job's fate decided so far in a plan: an outcome that ends
-// the attempt, or a restart of the whole job. Once either is set, later
-// decisions of the same plan only record what they see.
-type verdict struct {
+// jobDecision is what happens next to the whole job, as decided so far in
+// a plan: an outcome that ends the attempt, or a restart of the whole job.
+// Once either is set, later decisions of the same plan only record what
+// they see. (A task's own is a failure.Decision.)
+type jobDecision struct {
 	outcome *Outcome
 	restart *jobRestart
 }
 
 // decided is whether the job is already ending or restarting.
-func (v verdict) decided() bool { return v.outcome != nil || v.restart != nil }
+func (v jobDecision) decided() bool { return v.outcome != nil || v.restart != nil }
 
 // fail ends the job as Failed, unless an outcome was decided first.
-func (v verdict) fail(c musterv1.CompletionStatus) verdict {
+func (v jobDecision) fail(c musterv1.CompletionStatus) jobDecision {
 	if v.outcome == nil {
 		v.outcome = &Outcome{Completion: c}
 	}
@@ -93,7 +92,7 @@ func (v verdict) fail(c musterv1.CompletionStatus) verdict {
 }
 
 // failForGood ends the job as Failed with no retry of any kind.
-func (v verdict) failForGood(c musterv1.CompletionStatus) verdict {
+func (v jobDecision) failForGood(c musterv1.CompletionStatus) jobDecision {
 	v = v.fail(c)
 	o := *v.outcome
 	o.NoRetry = true

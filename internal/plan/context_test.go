@@ -12,7 +12,7 @@ import (
 // The first outcome decided in a plan stands; failing for good after it
 // only takes its retry away.
 func TestVerdictFirstOutcomeStands(t *testing.T) {
-	var v verdict
+	var v jobDecision
 	if v.decided() {
 		t.Fatal("a plan starts undecided")
 	}
@@ -23,7 +23,7 @@ func TestVerdictFirstOutcomeStands(t *testing.T) {
 		t.Fatalf("failForGood after fail: %+v", w.outcome)
 	}
 	if v.outcome.NoRetry {
-		t.Fatal("a verdict is a value: deciding further does not change an earlier copy")
+		t.Fatal("a jobDecision is a value: deciding further does not change an earlier copy")
 	}
 }
 

@@ -33,8 +33,8 @@ const createRetry = 10 * time.Second
 // else stands in the way of (a foreign object with the name, a policy
 // refusing the pod) stops the job from running, which its Running
 // condition and an event say, and is tried again. Neither loops silently.
-func createFailures(failures []CreateFailure, out *Result) (verdict, []blocked) {
-	var v verdict
+func createFailures(failures []CreateFailure, out *Result) (jobDecision, []blocked) {
+	var v jobDecision
 	var held []blocked
 	if len(failures) == 0 {
 		return v, nil

@@ -22,14 +22,16 @@
 //     (holdForDelay); refused creates block or fail it (createFailures).
 //  3. Tasks, role by role in spec order (syncRoles): observeRole gives
 //     each task its step by what its pod shows; an ended pod is classified
-//     (ExitOf, VanishedExit) and decided in one place, DecideEnd: the first
-//     matching failure rule, else the role's restart policy (Decide). The
-//     decision is an action of one table (actions in actiontable.go), which
+//     (failure.ExitOf, VanishedExit) and decided in one place,
+//     failure.Decide: the first matching failure rule, else the role's
+//     restart policy. The decision is an action of one table (actions in
+//     actiontable.go), which
 //     every path shares: a rule, a restart policy, and the TaskCompleted,
 //     TaskFailed, PodPending and PartlyPlaced events. The applier then
 //     carries the steps and decisions out on the status in task order,
-//     folding them into one verdict: the job's outcome or restart, decided
-//     by the first decision that asks for one.
+//     folding them into one jobDecision: the job's outcome or restart,
+//     decided by the first decision that asks for one. Restarts are charged
+//     to the job's budget (failure.Budget).
 //  4. Job-level outcomes: the elastic world's minimum (checkElasticSize),
 //     then resolve: a new attempt for a restart, else the completion rules,
 //     and an outcome is retried (decideRetry) or finishes the job.
@@ -50,7 +52,7 @@
 //	   ^                      |                     |
 //	   |                      +------pod ends-------+
 //	   |                                 |
-//	   |                  DecideEnd (rule, else restart policy)
+//	   |             failure.Decide (rule, else restart policy)
 //	   |            +--------------------+------------------+
 //	   |        restart              fail task          succeed task
 //	   |            |                    |                  |

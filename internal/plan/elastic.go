@@ -14,10 +14,9 @@ import (
 const defaultBelowMinTimeout = 600 * time.Second
 
 // checkElasticSize fails an elastic job only once its role has had fewer
-// than minReplicas running tasks for belowMinTimeoutSeconds (capabilities
-// decision 4): a lost worker is replaced meanwhile, and a role that comes
+// than minReplicas running tasks for belowMinTimeoutSeconds: a lost worker is replaced meanwhile, and a role that comes
 // back to minReplicas clears the clock.
-func checkElasticSize(c *planContext, st *musterv1.TrainingJobStatus, v verdict, out *Result) verdict {
+func checkElasticSize(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, out *Result) jobDecision {
 	if topology.ElasticPolicy(c.job) == nil || v.decided() {
 		return v
 	}

@@ -11,6 +11,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
 	"github.com/muster-dev/muster/internal/gang"
+	"github.com/muster-dev/muster/internal/text"
 )
 
 // Gang is the job's gang as the controller observed it before the plan.
@@ -52,7 +53,7 @@ func applyGang(g *Gang, job *musterv1.TrainingJob, pods []*corev1.Pod, res *Resu
 	st.Scheduling.PodGroup, st.Scheduling.MinAvailable = name, g.MinAvailable
 	set := func(ok bool, reason, msg string) {
 		c := metav1.Condition{Type: string(musterv1.ConditionGangScheduled), Status: metav1.ConditionFalse,
-			Reason: reason, Message: truncate(msg), ObservedGeneration: job.Generation, LastTransitionTime: now}
+			Reason: reason, Message: text.Head(msg, maxMessageLen), ObservedGeneration: job.Generation, LastTransitionTime: now}
 		if ok {
 			c.Status = metav1.ConditionTrue
 		}

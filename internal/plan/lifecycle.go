@@ -9,6 +9,7 @@ import (
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/observe"
+	"github.com/muster-dev/muster/internal/text"
 )
 
 // The job-wide gates of spec.run: execution (Create holds, Stop ends),
@@ -39,6 +40,16 @@ func stop(c *planContext, st *musterv1.TrainingJobStatus, out *Result) {
 		Code:    new(int32(failure.CodeStopRequested)),
 		Phrase:  "StopRequested",
 	}}, out)
+}
+
+// maxCompletionMessageLen bounds status.completion.message, which may
+// carry every field error of an invalid spec.
+const maxCompletionMessageLen = 1024
+
+// bounded is c with its message cut to what status allows.
+func bounded(c musterv1.CompletionStatus) musterv1.CompletionStatus {
+	c.Message = text.Head(c.Message, maxCompletionMessageLen)
+	return c
 }
 
 // finish records the outcome and stops what should not outlive the job.

@@ -13,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/testutil"
 )
@@ -326,5 +327,20 @@ func TestStrayPodsAreDeleted(t *testing.T) {
 	}
 	if len(res.CreatePods) != 0 {
 		t.Fatal("no create while the old instance of j-w-0 still exists")
+	}
+}
+
+// Every action a failure decision or a rule can name has its entry in the
+// one action table: the table is the whole meaning of an action.
+func TestEveryActionIsInTheTable(t *testing.T) {
+	all := []musterv1.FailureAction{
+		failure.ActionSucceedTask, musterv1.ActionRestartTask, musterv1.ActionRestartRole, musterv1.ActionRestartJob,
+		musterv1.ActionFailTask, musterv1.ActionFailJob, musterv1.ActionTerminateJob, musterv1.ActionCompleteJob,
+		musterv1.ActionSuspendJob,
+	}
+	for _, a := range all {
+		if actions[a] == nil {
+			t.Errorf("action %s is not in the action table", a)
+		}
 	}
 }

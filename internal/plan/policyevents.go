@@ -70,7 +70,7 @@ func (a *applier) checkPending(role *musterv1.Role, ts *musterv1.TaskStatus, pod
 // tasks run while the pods of others cannot be scheduled. A gang scheduler
 // prevents that state; without one, a rule can react to it.
 func (a *applier) gangEvents(roles []musterv1.RoleStatus) {
-	if a.verdict.decided() || !partlyPlaced(roles, a.c.pods) {
+	if a.jobDecision.decided() || !partlyPlaced(roles, a.c.pods) {
 		return
 	}
 	if i, ok := a.match(failure.Observed{Event: musterv1.EventPartlyPlaced}); ok {

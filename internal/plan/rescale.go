@@ -32,12 +32,7 @@ const DeleteReasonScaleDown = "scale down"
 func scaleDown(c *planContext, role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod, out *Result) {
 	if !ts.DeletionPending {
 		ts.DeletionPending = true
-		exit := musterv1.ExitStatus{
-			PodUID: ts.PodUID, Reason: "ScaledDown", FinishedAt: new(c.now),
-			Message: "removed by a scale-down of role " + role.Name,
-		}
-		classify(&exit, mustPredefined(failure.CodeScaleDownDeletion))
-		ts.LastExit = &exit
+		ts.LastExit = new(failure.ScaledDownExit(ts.PodUID, role.Name, c.now.Time))
 		if pod != nil {
 			out.event(false, "ScalingDown", "deleting "+ts.Pod+": role "+role.Name+" scaled down")
 		}
@@ -62,11 +57,6 @@ func compact(tasks []musterv1.TaskStatus, replicas int32, pods map[string]*corev
 		tasks = tasks[:n-1]
 	}
 	return tasks
-}
-
-func mustPredefined(code int32) failure.Completion {
-	c, _ := failure.Predefined(code, "")
-	return c
 }
 
 // counted is whether a task counts for completion and the job's counts.

@@ -1,44 +1,31 @@
 package plan
 
 import (
-	"strconv"
-
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
 )
 
 // The three scopes of a restart: one task's pod, every task of a role, the
-// whole job. Each counts against the job's one budget,
-// spec.failurePolicy.backoffLimit, when it is accountable; a job out of
-// budget fails for good instead.
-
-func backoffLimit(job *musterv1.TrainingJob) int32 {
-	return ptr.Deref(job.Spec.FailurePolicy.BackoffLimit, musterv1.DefaultBackoffLimit)
-}
-
-// budgetSpent is whether an accountable restart is still allowed.
-func budgetSpent(job *musterv1.TrainingJob, st *musterv1.TrainingJobStatus) bool {
-	return st.Restarts.Accountable >= backoffLimit(job)
-}
+// whole job. Each is charged to the job's one budget (failure.Budget) when
+// it is accountable; a job out of budget fails for good instead.
 
 // restartTask replaces one task's pod, if the task and the job have
 // restarts left.
 func (a *applier) restartTask(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod, accountable bool) {
 	exit := *ts.LastExit
-	if perTask := a.c.job.Spec.FailurePolicy.BackoffLimitPerTask; accountable && perTask != nil && ts.AccountableRestarts >= *perTask {
+	switch charge := a.c.policy.Budget.Charge(accountable, a.st.Restarts.Accountable, ts.AccountableRestarts); charge {
+	case failure.TaskExhausted:
 		settle(ts, false, a.out)
-		a.out.event(true, musterv1.ReasonTaskRetriesExhausted, ts.Pod+" used all "+strconv.Itoa(int(*perTask))+" restarts of spec.failurePolicy.backoffLimitPerTask")
+		a.out.event(true, musterv1.ReasonTaskRetriesExhausted, ts.Pod+" used "+a.c.policy.Budget.Exhausted(charge))
 		a.taskFailedRule(role, ts)
 		return
-	}
-	if accountable && budgetSpent(a.c.job, a.st) {
+	case failure.JobExhausted:
 		ts.State = musterv1.TaskFailed
-		a.verdict = a.verdict.failForGood(taskCompletion(musterv1.ReasonBackoffLimitExceeded,
-			ts.Pod+" failed ("+describeExit(exit)+") and the job has used all "+
-				strconv.Itoa(int(backoffLimit(a.c.job)))+" restarts of spec.failurePolicy.backoffLimit",
+		a.jobDecision = a.jobDecision.failForGood(taskCompletion(musterv1.ReasonBackoffLimitExceeded,
+			ts.Pod+" failed ("+failure.DescribeExit(exit)+") and the job has used "+a.c.policy.Budget.Exhausted(charge),
 			role.Name, ts))
 		return
 	}
@@ -49,7 +36,7 @@ func (a *applier) restartTask(role *musterv1.Role, ts *musterv1.TaskStatus, pod 
 		ts.AccountableRestarts++
 		a.st.Restarts.Accountable++
 	}
-	a.out.event(false, musterv1.ReasonTaskRestarting, "restarting "+ts.Pod+" after "+describeExit(exit))
+	a.out.event(false, musterv1.ReasonTaskRestarting, "restarting "+ts.Pod+" after "+failure.DescribeExit(exit))
 	if pod != nil {
 		a.replaceEnded(role, ts, pod)
 	} else {
@@ -71,17 +58,17 @@ func (a *applier) replaceEnded(role *musterv1.Role, ts *musterv1.TaskStatus, pod
 // restartJob asks for a new attempt of the whole job: a gang restart. It
 // needs restarts left in spec.failurePolicy.backoffLimit when it counts.
 func (a *applier) restartJob(message string, accountable bool) {
-	if a.verdict.decided() {
+	if a.jobDecision.decided() {
 		return
 	}
-	if accountable && budgetSpent(a.c.job, a.st) {
-		a.verdict = a.verdict.failForGood(musterv1.CompletionStatus{
+	if charge := a.c.policy.Budget.Charge(accountable, a.st.Restarts.Accountable, -1); charge != failure.Allowed {
+		a.jobDecision = a.jobDecision.failForGood(musterv1.CompletionStatus{
 			Reason:  musterv1.ReasonBackoffLimitExceeded,
-			Message: message + ", but the job has used all the restarts of spec.failurePolicy.backoffLimit",
+			Message: message + ", but the job has used " + a.c.policy.Budget.Exhausted(charge),
 		})
 		return
 	}
-	a.verdict.restart = &jobRestart{message: message, accountable: accountable}
+	a.jobDecision.restart = &jobRestart{message: message, accountable: accountable}
 }
 
 // applyRoleRestarts restarts every task of the roles a rule restarted:
@@ -90,12 +77,12 @@ func (a *applier) applyRoleRestarts() {
 	for i := range a.st.Roles {
 		rs := &a.st.Roles[i]
 		why, ok := a.roleRestarts[rs.Name]
-		if !ok || a.verdict.decided() {
+		if !ok || a.jobDecision.decided() {
 			continue
 		}
-		if budgetSpent(a.c.job, a.st) {
-			a.verdict = a.verdict.failForGood(musterv1.CompletionStatus{Reason: musterv1.ReasonBackoffLimitExceeded, Role: rs.Name,
-				Message: why + ", but the job has used all the restarts of spec.failurePolicy.backoffLimit"})
+		if charge := a.c.policy.Budget.Charge(true, a.st.Restarts.Accountable, -1); charge != failure.Allowed {
+			a.jobDecision = a.jobDecision.failForGood(musterv1.CompletionStatus{Reason: musterv1.ReasonBackoffLimitExceeded, Role: rs.Name,
+				Message: why + ", but the job has used " + a.c.policy.Budget.Exhausted(charge)})
 			return
 		}
 		a.st.Restarts.Total++

@@ -21,9 +21,9 @@ type holdUps struct {
 	store bool
 }
 
-// run is the plan of a job that runs. Each phase takes the verdict the
+// run is the plan of a job that runs. Each phase takes the jobDecision the
 // earlier ones reached and returns it, decided further or not.
-func run(c *planContext, st *musterv1.TrainingJobStatus, v verdict, out *Result) (verdict, holdUps) {
+func run(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, out *Result) (jobDecision, holdUps) {
 	if st.StartTime == nil {
 		st.StartTime = new(c.now)
 	}
@@ -44,7 +44,7 @@ func run(c *planContext, st *musterv1.TrainingJobStatus, v verdict, out *Result)
 	return resolve(c, st, v, out), held
 }
 
-func checkDeadline(c *planContext, st *musterv1.TrainingJobStatus, v verdict, out *Result) verdict {
+func checkDeadline(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, out *Result) jobDecision {
 	d := c.job.Spec.Run.ActiveDeadlineSeconds
 	if d == 0 || v.outcome != nil {
 		return v
@@ -60,10 +60,10 @@ func checkDeadline(c *planContext, st *musterv1.TrainingJobStatus, v verdict, ou
 	})
 }
 
-// resolve carries out the job-level verdict: a new attempt for a restart,
+// resolve carries out the jobDecision: a new attempt for a restart,
 // else the completion rules, and an outcome either retried as a new
 // attempt or recorded as the job's end.
-func resolve(c *planContext, st *musterv1.TrainingJobStatus, v verdict, out *Result) verdict {
+func resolve(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, out *Result) jobDecision {
 	if v.restart != nil && v.outcome == nil {
 		newAttempt(c, st, *v.restart, nil, out)
 		return v
@@ -77,12 +77,12 @@ func resolve(c *planContext, st *musterv1.TrainingJobStatus, v verdict, out *Res
 	r := decideRetry(c, st, *v.outcome)
 	if r.restart == nil {
 		finish(c, st, r.outcome, out)
-		return verdict{outcome: &r.outcome}
+		return jobDecision{outcome: &r.outcome}
 	}
 	newAttempt(c, st, *r.restart, &r.outcome, out)
 	if r.delay > 0 {
 		st.NextAttemptTime = new(metav1.NewTime(c.now.Add(r.delay)))
 		out.event(false, musterv1.ReasonJobRestarting, "the new attempt waits "+r.delay.String()+" after a resource conflict")
 	}
-	return verdict{restart: r.restart}
+	return jobDecision{restart: r.restart}
 }

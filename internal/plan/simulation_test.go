@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/testutil"
 )
@@ -309,7 +310,7 @@ func (s *sim) check(step int, wasFinished bool) {
 			s.fatalf("step %d: %s went down from %d to %d", step, c.what, c.then, c.now)
 		}
 	}
-	if limit := backoffLimit(s.job); st.Restarts.Accountable > limit {
+	if limit := failure.BudgetOf(s.job).Limit; st.Restarts.Accountable > limit {
 		s.fatalf("step %d: %d accountable restarts exceed backoffLimit %d", step, st.Restarts.Accountable, limit)
 	}
 	if st.Restarts.Accountable > st.Restarts.Total {

@@ -4,6 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
@@ -11,7 +12,7 @@ import (
 // syncStore keeps the job's dedicated store pod running: made with the
 // attempt, replaced when it ends, deleted when the job no longer needs it.
 // It returns whether the store runs, so elastic tasks may start.
-func syncStore(c *planContext, st *musterv1.TrainingJobStatus, v verdict, delayed bool, out *Result) (bool, verdict) {
+func syncStore(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, delayed bool, out *Result) (bool, jobDecision) {
 	if !objects.HasDedicatedStore(c.job) {
 		removeStore(c, "no dedicated store", out)
 		return false, v
@@ -33,7 +34,7 @@ func syncStore(c *planContext, st *musterv1.TrainingJobStatus, v verdict, delaye
 		if rs.StoreEnded != pod.UID {
 			rs.StoreRestarts++
 			rs.StoreEnded = pod.UID
-			out.event(true, musterv1.ReasonStoreRestarting, "the rendezvous store "+pod.Name+" ended ("+describeExit(ExitOf(pod, c.classifier))+"); replacing it")
+			out.event(true, musterv1.ReasonStoreRestarting, "the rendezvous store "+pod.Name+" ended ("+failure.DescribeExit(failure.ExitOf(pod, c.classifier))+"); replacing it")
 		}
 		out.deletePod(pod, "store ended")
 	case pod.Status.Phase == corev1.PodRunning:

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
@@ -18,7 +19,7 @@ type gates struct {
 
 // applier carries out, task by task and in order, what the steps of the
 // roles ask and what the decisions on them say. It is the state of one
-// phase, syncRoles, and nothing outlives it: the phase returns the verdict
+// phase, syncRoles, and nothing outlives it: the phase returns the jobDecision
 // the decisions reached. The order matters because each decision sees the
 // ones before it: a task that ends after the job was failed in the same
 // plan is only recorded, and restarts count against one budget.
@@ -27,8 +28,8 @@ type applier struct {
 	st    *musterv1.TrainingJobStatus
 	out   *Result
 	gates gates
-	// verdict is the job's fate as decided so far.
-	verdict verdict
+	// jobDecision is what happens next to the job, as decided so far.
+	jobDecision jobDecision
 	// roleRestarts are the roles a rule restarts, with why; they restart
 	// once every task was synced.
 	roleRestarts map[string]string
@@ -40,8 +41,8 @@ type applier struct {
 // roles synced before it (the only ones it may depend on): observe the
 // tasks, classify and decide the ended ones, apply the decisions. Then the
 // restarts of whole roles, and the PartlyPlaced event.
-func syncRoles(c *planContext, st *musterv1.TrainingJobStatus, v verdict, g gates, out *Result) (verdict, holdUps) {
-	a := &applier{c: c, st: st, out: out, gates: g, verdict: v, roleRestarts: map[string]string{}}
+func syncRoles(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, g gates, out *Result) (jobDecision, holdUps) {
+	a := &applier{c: c, st: st, out: out, gates: g, jobDecision: v, roleRestarts: map[string]string{}}
 	var held holdUps
 	endsLeft := maxEndsPerPlan
 	roles := make([]musterv1.RoleStatus, 0, len(c.job.Spec.Roles))
@@ -61,7 +62,7 @@ func syncRoles(c *planContext, st *musterv1.TrainingJobStatus, v verdict, g gate
 	a.applyRoleRestarts()
 	a.gangEvents(roles)
 	held.store = a.waitingForStore
-	return a.verdict, held
+	return a.jobDecision, held
 }
 
 // applyRole applies the steps of one role's tasks.
@@ -102,7 +103,7 @@ func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep
 	case stepEnded:
 		exit := s.end.Exit
 		ts.LastExit = &exit
-		if a.verdict.decided() {
+		if a.jobDecision.decided() {
 			// The job is already ending or restarting in this plan.
 			settle(ts, s.end.Succeeded, a.out)
 			return
@@ -119,13 +120,13 @@ func settle(ts *musterv1.TaskStatus, succeeded bool, out *Result) {
 		return
 	}
 	ts.State = musterv1.TaskFailed
-	out.event(true, musterv1.ReasonTaskFailed, ts.Pod+" failed: "+describeExit(*ts.LastExit))
+	out.event(true, musterv1.ReasonTaskFailed, ts.Pod+" failed: "+failure.DescribeExit(*ts.LastExit))
 }
 
 // createPod asks for the task's next pod, unless something it needs is not
 // there yet.
 func (a *applier) createPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
-	if a.verdict.outcome != nil || a.c.pods.Held(ts.Pod) || a.gates.delayed {
+	if a.jobDecision.outcome != nil || a.c.pods.Held(ts.Pod) || a.gates.delayed {
 		// A finished job makes nothing; a name still held by a stray pod is
 		// reused once that pod is gone.
 		return
@@ -136,7 +137,7 @@ func (a *applier) createPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
 	}
 	pod, err := objects.DesiredPod(a.c.job, role, ts.Index, ts.Attempts+1)
 	if err != nil {
-		a.verdict = a.verdict.fail(musterv1.CompletionStatus{Reason: musterv1.ReasonPodCreateFailed, Message: err.Error(), Role: role.Name})
+		a.jobDecision = a.jobDecision.fail(musterv1.CompletionStatus{Reason: musterv1.ReasonPodCreateFailed, Message: err.Error(), Role: role.Name})
 		return
 	}
 	a.out.CreatePods = append(a.out.CreatePods, pod)

@@ -5,6 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/plan/topology"
@@ -12,7 +13,7 @@ import (
 
 // A task's step is what its observed pod asks of the plan: the first half
 // of syncing a task, made before anything is decided. Only an ended pod
-// asks for a decision (DecideEnd); the other steps move the task along its
+// asks for a decision (failure.Decide); the other steps move the task along its
 // state machine (see docs/state-machine.md) by what the pod shows.
 type stepKind int
 
@@ -34,8 +35,8 @@ type taskStep struct {
 	kind     stepKind
 	task     musterv1.TaskStatus
 	pod      *corev1.Pod
-	end      End
-	decision Decision
+	end      failure.End
+	decision failure.Decision
 }
 
 // maxEndsPerPlan bounds the pod ends one plan records. A task being
@@ -83,7 +84,7 @@ func observeRole(c *planContext, role *musterv1.Role, old *musterv1.RoleStatus, 
 			} else {
 				endsLeft--
 				s.end = classifyEnd(c, s.task, s.pod)
-				s.decision = DecideEnd(c.job, c.classify, role, s.end)
+				s.decision = failure.Decide(c.policy, c.failureRole(role), s.end)
 			}
 		}
 		steps = append(steps, s)
@@ -150,20 +151,20 @@ func missingPod(ts *musterv1.TaskStatus) stepKind {
 
 // classifyEnd is how a task's pod (nil: vanished) ended, classified. A pod
 // deleted with a DisruptionTarget condition ended by that disruption.
-func classifyEnd(c *planContext, ts musterv1.TaskStatus, pod *corev1.Pod) End {
+func classifyEnd(c *planContext, ts musterv1.TaskStatus, pod *corev1.Pod) failure.End {
 	var exit musterv1.ExitStatus
 	disrupted := pod != nil && observe.DeletedByDisruption(pod) != nil
 	switch {
 	case pod == nil:
-		exit = VanishedExit(c.now.Time, c.classifier)
+		exit = failure.VanishedExit(c.now.Time, c.classifier)
 	case disrupted:
-		exit = DisruptedExit(observe.DeletedByDisruption(pod), c.now.Time, c.classifier)
+		exit = failure.DisruptedExit(observe.DeletedByDisruption(pod), c.now.Time, c.classifier)
 	default:
-		exit = ExitOf(pod, c.classifier)
+		exit = failure.ExitOf(pod, c.classifier)
 	}
 	exit.PodUID = ts.PodUID
 	succeeded := pod != nil && !disrupted && pod.Status.Phase == corev1.PodSucceeded
-	return End{Pod: ts.Pod, Exit: exit, Succeeded: succeeded, Vanished: pod == nil}
+	return failure.End{Pod: ts.Pod, Exit: exit, Succeeded: succeeded, Vanished: pod == nil}
 }
 
 // isEnded is whether uid is the pod instance the task's last exit was

@@ -1,4 +1,4 @@
-package plan
+package failure
 
 import (
 	"testing"
@@ -10,10 +10,10 @@ import (
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
-// TestDecideEnd is the whole table of what an ended pod leads to: the first
+// TestDecide is the whole table of what an ended pod leads to: the first
 // matching failure rule, else the role's restart policy, with the class
 // deciding whether a restart counts.
-func TestDecideEnd(t *testing.T) {
+func TestDecide(t *testing.T) {
 	exit := func(code int32, attrs ...string) musterv1.ExitStatus {
 		return musterv1.ExitStatus{Code: code, CompletionCode: code, Attributes: attrs}
 	}
@@ -43,7 +43,7 @@ func TestDecideEnd(t *testing.T) {
 		end  End
 		want want
 	}{
-		"success":                               {generic, 0, End{Succeeded: true}, want{actionSucceedTask, -1, false, ""}},
+		"success":                               {generic, 0, End{Succeeded: true}, want{ActionSucceedTask, -1, false, ""}},
 		"success under Always restarts":         {withPolicy(generic, musterv1.RestartPolicyAlways), 0, End{Succeeded: true}, want{musterv1.ActionRestartTask, -1, true, ""}},
 		"ExitCode: a code error fails the job":  {generic, 0, End{Exit: exit(1)}, want{musterv1.ActionFailJob, -1, false, musterv1.ReasonPermanentExitCode}},
 		"ExitCode: SIGKILL restarts, counted":   {generic, 0, End{Exit: exit(137, "Transient")}, want{musterv1.ActionRestartTask, -1, true, ""}},
@@ -56,17 +56,15 @@ func TestDecideEnd(t *testing.T) {
 		"a rule on the class":                   {ruled, 0, End{Exit: evicted}, want{musterv1.ActionRestartJob, 1, false, ""}},
 		"a vanished pod is an eviction":         {ruled, 0, End{Vanished: true, Exit: musterv1.ExitStatus{CompletionCode: -101, Attributes: []string{"Transient"}}}, want{musterv1.ActionRestartJob, 1, false, ""}},
 		"no rule matches: the restart policy":   {ruled, 0, End{Exit: exit(2)}, want{musterv1.ActionFailJob, -1, false, musterv1.ReasonPermanentExitCode}},
-		"rules never see a success":             {ruled, 0, End{Succeeded: true}, want{actionSucceedTask, -1, false, ""}},
+		"rules never see a success":             {ruled, 0, End{Succeeded: true}, want{ActionSucceedTask, -1, false, ""}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			job := topology.Effective(tc.job)
-			d := DecideEnd(job, classifies(job), &job.Spec.Roles[tc.role], tc.end)
+			r := &job.Spec.Roles[tc.role]
+			d := Decide(PolicyOf(job), Role{Name: r.Name, RestartPolicy: r.RestartPolicy, Gang: RestartsAsGang(job, topology.IsElastic(job, r.Name))}, tc.end)
 			if diff := cmp.Diff(tc.want, want{d.Action, d.Rule, d.Accountable, d.Reason}); diff != "" {
-				t.Errorf("DecideEnd (-want +got):\n%s", diff)
-			}
-			if _, ok := actions[d.Action]; !ok {
-				t.Errorf("action %s is not in the action table", d.Action)
+				t.Errorf("Decide (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,18 +1,16 @@
-package plan
+package failure
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
-	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -47,22 +45,22 @@ func TestExitOf(t *testing.T) {
 				terminated("sidecar", 143, "Error", t0.Add(time.Second)),
 				terminated("main", 1, "Error", t0),
 			}},
-			want: exitSummary{1, "Error", "main", 1, failure.PhraseContainerUnrecognizedFailed, nil},
+			want: exitSummary{1, "Error", "main", 1, PhraseContainerUnrecognizedFailed, nil},
 		},
 		"a failed init container counts; 127 is permanent": {
 			status: corev1.PodStatus{Phase: corev1.PodFailed, InitContainerStatuses: []corev1.ContainerStatus{
 				terminated("init", 127, "Error", t0),
 			}},
-			want: exitSummary{127, "Error", "init", failure.CodeContainerCommandNotFound, "ContainerCommandNotFound", []string{"Permanent"}},
+			want: exitSummary{127, "Error", "init", CodeContainerCommandNotFound, "ContainerCommandNotFound", []string{"Permanent"}},
 		},
 		"eviction is transient": {
 			status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted", Message: "low on memory"},
-			want:   exitSummary{0, "Evicted", "", failure.CodePodEvicted, "PodEvicted", []string{"Transient"}},
+			want:   exitSummary{0, "Evicted", "", CodePodEvicted, "PodEvicted", []string{"Transient"}},
 		},
 		"OOMKilled is permanent": {
 			status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{
 				terminated("main", 137, "OOMKilled", t0)}},
-			want: exitSummary{137, "OOMKilled", "main", failure.CodeContainerOOMKilled, "ContainerOOMKilled", []string{"Permanent"}},
+			want: exitSummary{137, "OOMKilled", "main", CodeContainerOOMKilled, "ContainerOOMKilled", []string{"Permanent"}},
 		},
 		"exit 200 says transient": {
 			status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{
@@ -76,12 +74,12 @@ func TestExitOf(t *testing.T) {
 		},
 		"failed with no container status": {
 			status: corev1.PodStatus{Phase: corev1.PodFailed},
-			want:   exitSummary{0, "PodFailed", "", failure.CodePodFailedWithoutFailedContainer, "PodFailedWithoutFailedContainer", nil},
+			want:   exitSummary{0, "PodFailed", "", CodePodFailedWithoutFailedContainer, "PodFailedWithoutFailedContainer", nil},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			got := ExitOf(&corev1.Pod{Status: tc.status}, failure.Classifier{})
+			got := ExitOf(&corev1.Pod{Status: tc.status}, Classifier{})
 			if diff := cmp.Diff(tc.want, summarize(got)); diff != "" {
 				t.Errorf("ExitOf (-want +got):\n%s", diff)
 			}
@@ -94,7 +92,7 @@ func TestUserClassificationRulesComeFirst(t *testing.T) {
 	job.Spec.FailurePolicy.Classification = &musterv1.Classification{Rules: []musterv1.ClassificationRule{{
 		ContainerMessage: "NCCL timeout", Class: musterv1.ClassTransient, Code: 1001, Phrase: "NCCLTimeout",
 	}}}
-	c, errs := failure.ClassifierFor(job)
+	c, errs := ClassifierFor(job)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -108,7 +106,7 @@ func TestUserClassificationRulesComeFirst(t *testing.T) {
 	}
 
 	job.Spec.FailurePolicy.Classification.Rules[0].ContainerMessage = "(unclosed"
-	if _, errs := failure.ClassifierFor(job); len(errs) == 0 {
+	if _, errs := ClassifierFor(job); len(errs) == 0 {
 		t.Error("an invalid regular expression must be rejected")
 	}
 }
@@ -126,36 +124,11 @@ func TestExitOfKeepsTheEndOfATerminationMessage(t *testing.T) {
 	pod := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{
 		Name: "main", State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: tb.String()}},
 	}}}}
-	got := ExitOf(pod, failure.Classifier{}).Message
+	got := ExitOf(pod, Classifier{}).Message
 	if !strings.HasSuffix(got, "\nAttributeError: 'NoneType' object has no attribute 'get'") {
 		t.Errorf("the message does not end with the exception:\n%s", got)
 	}
-	if !strings.HasPrefix(got, "…") || len(got) > maxMessageLen {
-		t.Errorf("the message is not its end, marked, in %d bytes: %d bytes:\n%s", maxMessageLen, len(got), got)
-	}
-}
-
-func TestLastPartTo(t *testing.T) {
-	cases := map[string]struct {
-		in   string
-		n    int
-		want string
-	}{
-		"short: as it is":                 {"exit 1", 16, "exit 1"},
-		"the log's newline takes no room": {"0123456789\n", 10, "0123456789"},
-		"long: the end, marked":           {"0123456789abcdef", 10, "…9abcdef"},
-		"never half a character":          {"ééééé", 7, "…éé"},
-		"empty":                           {"", 10, ""},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			got := lastPartTo(tc.in, tc.n)
-			if got != tc.want {
-				t.Errorf("lastPartTo(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
-			}
-			if len(got) > tc.n || !utf8.ValidString(got) {
-				t.Errorf("lastPartTo(%q, %d) = %q: over %d bytes or not UTF-8", tc.in, tc.n, got, tc.n)
-			}
-		})
+	if !strings.HasPrefix(got, "…") || len(got) > MaxMessageLen {
+		t.Errorf("the message is not its end, marked, in %d bytes: %d bytes:\n%s", MaxMessageLen, len(got), got)
 	}
 }
