@@ -234,9 +234,6 @@ func (r *Reconciler) scale(ctx context.Context, job *musterv1.TrainingJob, repli
 // to someone other than the job. Asked of the API server: the cache holds
 // only the job's own pods.
 func (r *Reconciler) foreign(ctx context.Context, job *musterv1.TrainingJob, name string) bool {
-	if r.opts.APIReader == nil {
-		return false
-	}
 	pod := &corev1.Pod{}
 	if err := r.opts.APIReader.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: name}, pod); err != nil {
 		return false

@@ -151,9 +151,6 @@ func (r *Reconciler) createGangObject(ctx context.Context, job *musterv1.Trainin
 // foreignObject is whether the object named like obj belongs to someone
 // other than the job, asked of the API server.
 func (r *Reconciler) foreignObject(ctx context.Context, job *musterv1.TrainingJob, obj client.Object) bool {
-	if r.opts.APIReader == nil {
-		return false
-	}
 	got, ok := obj.DeepCopyObject().(client.Object)
 	if !ok {
 		return false

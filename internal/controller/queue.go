@@ -139,7 +139,7 @@ func active(pods []*corev1.Pod) bool {
 // priority is the value of the job's PriorityClass, for its Workload.
 func (r *Reconciler) priority(ctx context.Context, job *musterv1.TrainingJob) *int32 {
 	name := job.Spec.Scheduling.PriorityClassName
-	if name == "" || r.opts.APIReader == nil {
+	if name == "" {
 		return nil
 	}
 	pc := &schedulingv1.PriorityClass{}

@@ -35,10 +35,7 @@ import (
 // kept for the job's life.
 func (r *Reconciler) ensureRuntimeObjects(ctx context.Context, job *musterv1.TrainingJob) error {
 	desired := objects.DesiredRuntimeObjects(topology.Effective(job))
-	var reader client.Reader = r.client
-	if r.opts.APIReader != nil {
-		reader = r.opts.APIReader
-	}
+	reader := r.opts.APIReader
 	var errs []error
 	for _, want := range desired {
 		if err := r.ensureObject(ctx, reader, job, want); err != nil {

@@ -76,9 +76,6 @@ func (r *Reconciler) writeStatus(ctx context.Context, job *musterv1.TrainingJob,
 // meanwhile, or take a task's new pod for the old instance a scale-down
 // left deletion-pending in the status it cannot see past, and delete it.
 func (r *Reconciler) fresh(ctx context.Context, job *musterv1.TrainingJob) (bool, error) {
-	if r.opts.APIReader == nil {
-		return true, nil
-	}
 	live := &musterv1.TrainingJob{}
 	if err := r.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(job), live); err != nil {
 		return false, client.IgnoreNotFound(err)

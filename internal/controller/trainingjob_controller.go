@@ -59,7 +59,8 @@ type Options struct {
 	Clock clock.PassiveClock
 	// APIReader reads from the API server, not the cache: the check that a
 	// plan which creates or deletes pods without writing status was made
-	// from the newest job. Nil skips the check (unit tests).
+	// from the newest job, and the owners of objects a create collided
+	// with. Nil reads through the client.
 	APIReader client.Reader
 	// Throughput reads a job's training throughput for the autoscaler;
 	// nil reads none.
@@ -87,6 +88,9 @@ func (o *Options) defaults(c client.Client) {
 	}
 	if o.StatusClient == nil {
 		o.StatusClient = c
+	}
+	if o.APIReader == nil {
+		o.APIReader = c
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
