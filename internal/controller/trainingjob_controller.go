@@ -70,10 +70,6 @@ type Options struct {
 	// Kueue puts jobs with the kueue.x-k8s.io/queue-name label behind
 	// Kueue's quotas (its CRDs must be installed).
 	Kueue bool
-	// ActGate, when set, is called after a reconcile's status write and
-	// before its actions; an error skips the actions. Tests use it to stop
-	// the operator exactly between deciding and acting.
-	ActGate func(job *musterv1.TrainingJob, res plan.Result) error
 }
 
 func (o *Options) defaults(c client.Client) {
@@ -203,11 +199,6 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			"delete", len(res.DeletePods), "release", len(res.ReleasePods)+len(res.ReleaseAtOnce), "statusWritten", written)
 	}
 	r.record(job, before, res)
-	if r.opts.ActGate != nil {
-		if err := r.opts.ActGate(job, res); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
 	if err := errors.Join(releaseErr, r.execute(ctx, job, observed{groups: groups, queue: queue, pods: pods, tensorBoard: tensorBoardOwn}, res)); err != nil {
 		return ctrl.Result{}, err
 	}

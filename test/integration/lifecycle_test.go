@@ -7,10 +7,9 @@ import (
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
-	"github.com/muster-dev/muster/internal/controller"
-	"github.com/muster-dev/muster/internal/plan"
 )
 
 // A permanent failure with restarts left ends the job, never leaves it
@@ -81,17 +80,16 @@ func TestOperatorCrashBetweenDecisionAndAction(t *testing.T) {
 	first := e.runAll("crash", 1)[0]
 	e.waitPhase("crash", musterv1.PhaseRunning)
 
-	// The next operator dies (acts on nothing) once it has decided.
+	// The next operator dies once it has decided: every write it makes
+	// after its job's status (the decision) fails, as if it were gone.
 	operator.stop()
 	crashed := errors.New("operator killed after writing its decision")
-	op, err := startOperator(func(o *controller.Options) {
-		o.ActGate = func(job *musterv1.TrainingJob, res plan.Result) error {
-			if job.Namespace == e.ns && job.Status.Restarts.Total > 0 {
-				return crashed
-			}
+	op, err := startOperatorWith(interceptWrites(e.ns, func(obj client.Object) error {
+		if _, ok := obj.(*musterv1.TrainingJob); ok {
 			return nil
 		}
-	})
+		return crashed
+	}))
 	e.g.Expect(err).NotTo(gomega.HaveOccurred())
 	operator = op
 	e.exit(&first, 1, "Error")

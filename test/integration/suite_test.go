@@ -20,11 +20,13 @@ import (
 	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -300,4 +302,73 @@ func must(err error) {
 	if err != nil {
 		panic(err)
 	}
+}
+
+// interceptWrites makes the operator's client pass every write (create,
+// update, patch, delete, of an object or a subresource) to objects of
+// namespace ns through write first: an error from it fails the write. With
+// it a test counts what an operator does, or stops it between deciding and
+// acting, without a hook in the operator's code.
+func interceptWrites(ns string, write func(obj client.Object) error) func(*ctrl.Options) {
+	check := func(obj client.Object) error {
+		if obj.GetNamespace() != ns {
+			return nil
+		}
+		return write(obj)
+	}
+	funcs := interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.CreateOption) error {
+			if err := check(obj); err != nil {
+				return err
+			}
+			return c.Create(ctx, obj, o...)
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.UpdateOption) error {
+			if err := check(obj); err != nil {
+				return err
+			}
+			return c.Update(ctx, obj, o...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, p client.Patch, o ...client.PatchOption) error {
+			if err := check(obj); err != nil {
+				return err
+			}
+			return c.Patch(ctx, obj, p, o...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.DeleteOption) error {
+			if err := check(obj); err != nil {
+				return err
+			}
+			return c.Delete(ctx, obj, o...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, o ...client.SubResourceUpdateOption) error {
+			if err := check(obj); err != nil {
+				return err
+			}
+			return c.SubResource(sub).Update(ctx, obj, o...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, p client.Patch, o ...client.SubResourcePatchOption) error {
+			if err := check(obj); err != nil {
+				return err
+			}
+			return c.SubResource(sub).Patch(ctx, obj, p, o...)
+		},
+	}
+	return func(mo *ctrl.Options) {
+		mo.NewClient = func(cfg *rest.Config, o client.Options) (client.Client, error) {
+			c, err := client.New(cfg, o)
+			if err != nil {
+				return nil, err
+			}
+			return interceptor.NewClient(clientWithWatch{c}, funcs), nil
+		}
+	}
+}
+
+// clientWithWatch lets the interceptor wrap a manager's client, which does
+// not watch: the operator's watches go through its cache, never the client.
+type clientWithWatch struct{ client.Client }
+
+func (clientWithWatch) Watch(context.Context, client.ObjectList, ...client.ListOption) (watch.Interface, error) {
+	return nil, errors.New("the operator's client does not watch")
 }
