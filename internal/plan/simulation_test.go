@@ -1,11 +1,16 @@
 package plan
 
 import (
+	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -214,6 +219,7 @@ func (s *sim) reconcile(step int) {
 				step, p.Name, held.UID, held.Status.Phase, held.DeletionTimestamp != nil)
 		}
 	}
+	s.log = append(s.log, describePlan(res)...)
 	wasFinished := s.job.Status.Finished()
 	if wasFinished && len(res.CreatePods) > 0 {
 		s.fatalf("step %d: a finished job creates %d pods", step, len(res.CreatePods))
@@ -397,3 +403,85 @@ func decisions(s *sim, res Result) decision {
 	}
 	return d
 }
+
+// describePlan is a plan in a few lines, for the simulation's trace: what
+// it creates, deletes and releases, the events it raises, and the job's
+// phase and counters as it would write them.
+func describePlan(res Result) []string {
+	var out []string
+	names := func(verb string, n []string) {
+		if len(n) > 0 {
+			out = append(out, "  "+verb+" "+strings.Join(n, " "))
+		}
+	}
+	var creates, deletes, releases []string
+	for _, p := range res.CreatePods {
+		creates = append(creates, p.Name)
+	}
+	for _, d := range res.DeletePods {
+		del := d.Name + "(" + d.Reason
+		if d.Force {
+			del += ", forced"
+		}
+		deletes = append(deletes, del+")")
+	}
+	for _, r := range append(slices.Clone(res.ReleaseAtOnce), res.ReleasePods...) {
+		releases = append(releases, r.Name)
+	}
+	names("create", creates)
+	names("delete", deletes)
+	names("release", releases)
+	for _, e := range res.Events {
+		out = append(out, "  event "+e.Reason+": "+e.Message)
+	}
+	st := res.Status
+	out = append(out, fmt.Sprintf("  status %s, attempt %d, restarts %d/%d, retries %d/%d",
+		st.Phase, st.Attempt, st.Restarts.Accountable, st.Restarts.Total, st.Retries.Accountable, st.Retries.Total))
+	return out
+}
+
+// TestSimulationTraces keeps, for each of the simulation's jobs, the trace
+// of one seeded run (the world's events, what each plan did, the crashes)
+// in testdata/simulation/*.golden: a change of behaviour shows in review as
+// a change of trace. Regenerate them with
+//
+//	go test ./internal/plan/ -run TestSimulationTraces -update
+func TestSimulationTraces(t *testing.T) {
+	jobs := simJobs()
+	names := slices.Sorted(maps.Keys(jobs))
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			s := &sim{world: newWorld(t, jobs[name].DeepCopy()), rnd: rand.New(rand.NewPCG(1, 7))}
+			for i := range 60 {
+				s.log = append(s.log, fmt.Sprintf("step %d", i))
+				s.event()
+				s.reconcile(i)
+			}
+			file := filepath.Join("testdata", "simulation", slug(name)+".golden")
+			got := strings.Join(s.log, "\n") + "\n"
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run with -update to write it)", err)
+			}
+			if d := cmp.Diff(string(want), got); d != "" {
+				t.Errorf("the trace of %s changed (-want +got); if that is meant, run with -update:\n%s", name, d)
+			}
+		})
+	}
+}
+
+// slug is a name fit for a file: its words joined by dashes.
+func slug(name string) string {
+	return strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == ' ' || r == ',' }), "-")
+}
+
+var update = flag.Bool("update", false, "rewrite the golden traces with the ones the tests get")
