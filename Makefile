@@ -15,6 +15,10 @@ VERSION := 0.1.0
 CONTROLLER_GEN_VERSION := v0.21.0
 GOLANGCI_LINT_VERSION  := v2.15.0
 CONTROLLER_GEN := $(MUSTER_CACHE)/tools/controller-gen-$(CONTROLLER_GEN_VERSION)/controller-gen
+# conversion-gen writes the field-by-field conversions between API versions;
+# its version follows the k8s libraries in go.mod.
+CONVERSION_GEN_VERSION := v0.36.3
+CONVERSION_GEN := $(MUSTER_CACHE)/tools/conversion-gen-$(CONVERSION_GEN_VERSION)/conversion-gen
 GOLANGCI_LINT  := $(MUSTER_CACHE)/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)/golangci-lint
 # kube-api-linter has no releases: a pseudo-version. tools/lint/go.mod pins it
 # and GOLANGCI_LINT_VERSION, and its go.sum holds their checksums.
@@ -42,8 +46,9 @@ help: ## Show this help.
 ##@ Development
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Generate deepcopy code.
+generate: $(CONTROLLER_GEN) $(CONVERSION_GEN) ## Generate deepcopy and conversion code.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
+	$(CONVERSION_GEN) --output-file zz_generated.conversion.go --go-header-file hack/boilerplate.go.txt ./api/v1alpha1
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRD and RBAC manifests in config/, and copy the CRD into the Helm chart.
@@ -168,6 +173,9 @@ bench: deps ## Benchmarks on the local cluster (root); writes _output/bench/repo
 
 $(CONTROLLER_GEN):
 	GOBIN=$(dir $@) go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_GEN_VERSION)
+
+$(CONVERSION_GEN):
+	GOBIN=$(dir $@) go install k8s.io/code-generator/cmd/conversion-gen@$(CONVERSION_GEN_VERSION)
 
 $(GOLANGCI_LINT):
 	GOBIN=$(dir $@) go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)

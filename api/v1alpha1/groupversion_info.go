@@ -1,4 +1,6 @@
-// Package v1alpha1 holds the TrainingJob API of the muster.dev group.
+// Package v1alpha1 holds the first TrainingJob API of the muster.dev group,
+// still served and converted to v1beta1, the version the cluster stores
+// (conversion.go).
 //
 // +kubebuilder:object:generate=true
 // +groupName=muster.dev
@@ -19,6 +21,9 @@ var (
 
 	// AddToScheme adds the types of this package to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
+
+	// localSchemeBuilder is where the generated conversions register.
+	localSchemeBuilder = &SchemeBuilder
 )
 
 func addKnownTypes(scheme *runtime.Scheme) error {

@@ -21,7 +21,9 @@ type RunPolicy struct {
 	Debug *DebugPolicy `json:"debug,omitempty"`
 
 	// suspend holds the job: its pods are deleted and none are created until
-	// it is false again. Kueue sets it to admit jobs.
+	// it is false again. The operator never writes it, and neither does
+	// Kueue: a job Kueue holds says so in status (the Suspended condition,
+	// reason WaitingForAdmission or Evicted).
 	// +kubebuilder:default=false
 	// +optional
 	Suspend *bool `json:"suspend,omitempty"`
