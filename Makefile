@@ -55,7 +55,7 @@ manifests: $(CONTROLLER_GEN) ## Generate the CRD and RBAC manifests in config/, 
 	$(CONTROLLER_GEN) crd:generateEmbeddedObjectMeta=true rbac:roleName=muster-operator paths=./... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	rm -f charts/muster/crds/*.yaml
-	cp config/crd/bases/*.yaml charts/muster/crds/
+	go run ./hack/release crd -out charts/muster/crds/muster.dev_trainingjobs.yaml
 
 .PHONY: fmt
 fmt: ## Format the code.

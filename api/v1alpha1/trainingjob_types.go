@@ -19,7 +19,7 @@ const MaxTasks = 10000
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:storageversion
+// +kubebuilder:deprecatedversion:warning="muster.dev/v1alpha1 TrainingJob is deprecated: use muster.dev/v1beta1 (see docs/migration.md)"
 // +kubebuilder:subresource:scale:specpath=.spec.scaling.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=tj,categories=muster
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`

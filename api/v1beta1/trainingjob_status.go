@@ -101,8 +101,9 @@ type TrainingJobStatus struct {
 	// +optional
 	Restarts RestartCounts `json:"restarts"`
 
-	// retries counts the new attempts of the whole job, which
-	// spec.failurePolicy.retry.maxRetries limits.
+	// retries counts the new attempts of the whole job that
+	// spec.failurePolicy.retry started; the counted ones are in
+	// restarts.accountable too, which backoffLimit bounds.
 	// +optional
 	Retries RestartCounts `json:"retries,omitzero"`
 

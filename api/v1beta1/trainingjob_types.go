@@ -19,7 +19,7 @@ const MaxTasks = 10000
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:unservedversion
+// +kubebuilder:storageversion
 // +kubebuilder:subresource:scale:specpath=.spec.scaling.replicas,statuspath=.status.replicas,selectorpath=.status.selector
 // +kubebuilder:resource:shortName=tj,categories=muster
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`

@@ -2,6 +2,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"maps"
@@ -22,7 +23,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	v1alpha1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/controller"
 	"github.com/muster-dev/muster/internal/gang"
 	"github.com/muster-dev/muster/internal/gang/backends"
@@ -109,7 +111,7 @@ func parseFlags() *flags {
 		f.gangs.enabled = append(f.gangs.enabled, v)
 		return nil
 	})
-	flag.BoolVar(&f.kueue, "kueue-enable", false, "put jobs labelled kueue.x-k8s.io/queue-name behind Kueue's quotas (Kueue's CRDs must be installed, and Kueue configured with the external framework TrainingJob.v1alpha1.muster.dev); its RBAC comes with config/queue/kueue")
+	flag.BoolVar(&f.kueue, "kueue-enable", false, "put jobs labelled kueue.x-k8s.io/queue-name behind Kueue's quotas (Kueue's CRDs must be installed, and Kueue configured with the external framework TrainingJob.v1beta1.muster.dev); its RBAC comes with config/queue/kueue")
 	flag.StringVar(&f.gangs.defaultBackend, "default-gang-backend", "None", "gang backend of jobs whose spec.scheduling.backend is unset; None or an enabled backend")
 	flag.StringVar(&f.gangs.coschedulingName, "coscheduling-scheduler-name", "scheduler-plugins-scheduler", "schedulerName of the scheduler that runs the coscheduling plugin")
 	flag.StringVar(&f.gangs.volcanoSchedulerName, "volcano-scheduler-name", "volcano", "schedulerName of the Volcano scheduler")
@@ -133,6 +135,10 @@ func run(f *flags) error {
 		return err
 	}
 	if err := musterv1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	// v1alpha1 too: the webhook converts it to v1beta1 and back.
+	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return err
 	}
 	cfg, err := ctrl.GetConfig()
@@ -237,12 +243,17 @@ func setupWebhooks(mgr ctrl.Manager, f webhookFlags, certsReady chan struct{}, g
 		}
 		ns = strings.TrimSpace(string(b))
 	}
+	conversion, err := musterwebhook.ConversionConfigured(context.Background(), mgr.GetAPIReader())
+	if err != nil {
+		return err
+	}
 	if err := musterwebhook.AddCertRotator(mgr, musterwebhook.CertOptions{
 		Namespace:   ns,
 		ServiceName: f.serviceName,
 		SecretName:  f.secretName,
 		CertDir:     f.certDir,
 		HostNames:   splitNames(f.hostNames),
+		Conversion:  conversion,
 	}, certsReady); err != nil {
 		return err
 	}
@@ -278,6 +289,10 @@ func gangOptions(f gangFlags) (controller.GangOptions, error) {
 	if _, ok := adapters[def]; def != musterv1.GangNone && !ok {
 		return controller.GangOptions{}, fmt.Errorf("--default-gang-backend=%s is not enabled: add --gang-backend-enable=%s", def, def)
 	}
+	// The restart scope a v1alpha1 job implies depends on its gang
+	// backend, this one when it names none; set once, before the
+	// conversion webhook serves.
+	v1alpha1.DefaultGangBackend = v1alpha1.GangBackend(def)
 	return controller.GangOptions{Default: def, Backends: adapters}, nil
 }
 

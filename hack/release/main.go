@@ -3,6 +3,7 @@
 //
 //	go run ./hack/release image [-out DIR] [-version V] [-push REF]
 //	go run ./hack/release release -version vX.Y.Z [-out DIR] [-push] [-registry HOST/PATH]
+//	go run ./hack/release crd -out FILE
 package main
 
 import (
@@ -35,13 +36,31 @@ func main() {
 		err = buildImage(ctx, os.Args[2:])
 	case "release":
 		err = cut(ctx, os.Args[2:])
+	case "crd":
+		err = writeCRD(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: image or release", os.Args[1])
+		err = fmt.Errorf("unknown command %q: image, release or crd", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "release:", err)
 		os.Exit(1)
 	}
+}
+
+// writeCRD writes the CRD as config/crd renders it (v1beta1 served and
+// stored, v1alpha1 not served), for the Helm chart, whose crds/ folder
+// Helm installs as it is.
+func writeCRD(args []string) error {
+	fs := flag.NewFlagSet("crd", flag.ExitOnError)
+	out := fs.String("out", "", "file the CRD is written to")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	y, err := release.CRDYAML(root())
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(*out, y, 0o644)
 }
 
 func logf(format string, args ...any) {

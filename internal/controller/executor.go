@@ -14,7 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan"
 )
 
@@ -74,7 +74,7 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, see
 	}
 	if res.DeleteJob {
 		log.V(2).Info("Deleting job after its TTL", "reason", musterv1.ReasonTTLExpired)
-		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.ReasonTTLExpired, "Delete",
+		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, string(musterv1.EventReasonTTLExpired), "Delete",
 			"deleting the job: spec.run.ttlSecondsAfterFinished has passed")
 		err := r.client.Delete(ctx, job, client.PropagationPolicy(metav1.DeletePropagationForeground),
 			client.Preconditions{UID: &job.UID})
@@ -143,10 +143,10 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.TrainingJob, 
 		}
 	})
 	if created > 0 {
-		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, musterv1.ReasonPodsCreated, "Create", "created %d pods", created)
+		r.recorder.Eventf(job, nil, corev1.EventTypeNormal, string(musterv1.EventReasonPodsCreated), "Create", "created %d pods", created)
 	}
 	if len(errs) > 0 {
-		r.warn(job, musterv1.ReasonPodCreateFailed, "%d pod creates failed, first: %v", len(errs), errs[0])
+		r.warn(job, musterv1.EventReasonPodCreateFailed, "%d pod creates failed, first: %v", len(errs), errs[0])
 	}
 	return errors.Join(errs...)
 }
@@ -195,7 +195,7 @@ func (r *Reconciler) record(job *musterv1.TrainingJob, before *musterv1.Training
 		if e.Warning {
 			kind = corev1.EventTypeWarning
 		}
-		r.recorder.Eventf(job, nil, kind, e.Reason, "Reconcile", "%s", e.Message)
+		r.recorder.Eventf(job, nil, kind, string(e.Reason), "Reconcile", "%s", e.Message)
 	}
 	after := res.Status
 	if n := after.Restarts.Accountable - before.Restarts.Accountable; n > 0 {
@@ -205,12 +205,12 @@ func (r *Reconciler) record(job *musterv1.TrainingJob, before *musterv1.Training
 		taskRestarts.WithLabelValues("false").Add(float64(n))
 	}
 	if before.CompletionTime == nil && after.CompletionTime != nil && after.Completion != nil {
-		jobsFinished.WithLabelValues(string(after.Phase), after.Completion.Reason).Inc()
+		jobsFinished.WithLabelValues(string(after.Phase), string(after.Completion.Reason)).Inc()
 	}
 }
 
-func (r *Reconciler) warn(job *musterv1.TrainingJob, reason, format string, args ...any) {
-	r.recorder.Eventf(job, nil, corev1.EventTypeWarning, reason, "Reconcile", format, args...)
+func (r *Reconciler) warn(job *musterv1.TrainingJob, reason musterv1.EventReason, format string, args ...any) {
+	r.recorder.Eventf(job, nil, corev1.EventTypeWarning, string(reason), "Reconcile", format, args...)
 }
 
 // scale resizes the job's scalable roles as the autoscaler decided, through

@@ -13,7 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/gang"
 	"github.com/muster-dev/muster/internal/plan"
 )
@@ -143,7 +143,7 @@ func (r *Reconciler) createGangObject(ctx context.Context, job *musterv1.Trainin
 		return nil
 	default:
 		r.refused(job, plan.CreateFailure{Object: what, Err: err})
-		r.warn(job, musterv1.ReasonGangCreateFailed, "creating %s: %v", what, err)
+		r.warn(job, musterv1.EventReasonGangCreateFailed, "creating %s: %v", what, err)
 		return fmt.Errorf("creating %s: %w", what, err)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan"
 	"github.com/muster-dev/muster/internal/queue/kueue"
 )
@@ -114,7 +114,7 @@ func (r *Reconciler) syncQueue(ctx context.Context, job *musterv1.TrainingJob, q
 		}
 		log.V(2).Info("Creating Kueue Workload", "workload", want.GetName())
 		if err := r.client.Create(ctx, want); err != nil && !apierrors.IsAlreadyExists(err) {
-			r.warn(job, musterv1.ReasonWaitingForAdmission, "creating Kueue Workload %s: %v", want.GetName(), err)
+			r.warn(job, musterv1.EventReasonWaitingForAdmission, "creating Kueue Workload %s: %v", want.GetName(), err)
 			return fmt.Errorf("creating Kueue Workload: %w", err)
 		}
 		return nil

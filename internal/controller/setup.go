@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // CacheOptions limits the operator's cache to what it owns: pods and
@@ -189,5 +189,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("indexing pods by job: %w", err)
 	}
 	jobs.setSource(mgr.GetCache(), mgr.Elected())
+	if err := mgr.Add(&storageMigration{client: mgr.GetClient(), reader: mgr.GetAPIReader()}); err != nil {
+		return err
+	}
 	return NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("muster-operator"), opts).SetupWithManager(mgr)
 }

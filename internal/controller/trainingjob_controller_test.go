@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -259,7 +259,7 @@ func TestFailedCreatesAreReported(t *testing.T) {
 	}
 	found := false
 	for _, e := range h.events() {
-		if strings.Contains(e, "Warning "+musterv1.ReasonPodCreateFailed) && strings.Contains(e, "2 pod creates failed") {
+		if strings.Contains(e, "Warning "+string(musterv1.EventReasonPodCreateFailed)) && strings.Contains(e, "2 pod creates failed") {
 			found = true
 		}
 	}
@@ -316,7 +316,7 @@ func TestServiceTheCacheHasYetToShowIsNotMadeAgain(t *testing.T) {
 		t.Fatalf("the Service was created %d times, want once", serviceCreates)
 	}
 	resumed := h.job()
-	resumed.Spec.Run.Suspend = nil
+	resumed.Spec.Run.Execution = musterv1.ExecutionStart
 	if err := h.c.Update(context.Background(), resumed); err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestServiceTheCacheHasYetToShowIsNotMadeAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range h.events() {
-		if strings.Contains(e, musterv1.ReasonNameTaken) {
+		if strings.Contains(e, string(musterv1.ReasonNameTaken)) {
 			t.Fatalf("the job's own Service taken for someone else's: %s", e)
 		}
 	}

@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // Budget is the job's restart budget: spec.failurePolicy.backoffLimit

@@ -6,12 +6,18 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
-// ActionSucceedTask ends a task as succeeded: the one outcome no failure
-// rule can ask for, so it is not part of the API.
-const ActionSucceedTask musterv1.FailureAction = "SucceedTask"
+// The outcomes no failure rule can ask for, so not part of the API.
+const (
+	// ActionSucceedTask ends a task as succeeded.
+	ActionSucceedTask musterv1.FailureAction = "SucceedTask"
+	// ActionFailAttempt ends the job's attempt as failed, as a permanent
+	// exit under restartPolicy ExitCode does: spec.failurePolicy.retry may
+	// start a new one. A rule's FailJob is final.
+	ActionFailAttempt musterv1.FailureAction = "FailAttempt"
+)
 
 // Decision is what happens next to a task whose pod ended: an action, and
 // whether a restart it makes is charged to the job's budget. Decide makes
@@ -25,7 +31,7 @@ type Decision struct {
 	// budget.
 	Accountable bool
 	// Reason is the job's completion reason, should the action end the job.
-	Reason string
+	Reason musterv1.ConditionReason
 	// Why says it in words, for status and events.
 	Why string
 }
@@ -46,7 +52,7 @@ func PolicyOf(job *musterv1.TrainingJob) Policy {
 	cl := job.Spec.FailurePolicy.Classification
 	return Policy{
 		Rules:    job.Spec.FailurePolicy.Rules,
-		Classify: cl == nil || !ptr.Deref(cl.Disabled, false),
+		Classify: cl == nil || ptr.Deref(cl.Enabled, true),
 		Budget:   BudgetOf(job),
 	}
 }
@@ -56,8 +62,14 @@ type Role struct {
 	Name          string
 	RestartPolicy musterv1.RestartPolicy
 	// Gang is whether a restart the restart policy decides restarts the
-	// whole job rather than the task's pod (RestartsAsGang).
+	// whole job rather than the task's pod: spec.roles[].restartScope Job.
 	Gang bool
+}
+
+// RoleOf is what the decision needs of role. Its restart scope is Job
+// unless it says Task, the schema's default.
+func RoleOf(role *musterv1.Role) Role {
+	return Role{Name: role.Name, RestartPolicy: role.RestartPolicy, Gang: role.RestartScope != musterv1.RestartScopeTask}
 }
 
 // End is how one task's pod ended.
@@ -124,7 +136,7 @@ func Decide(p Policy, role Role, end End) Decision {
 		if retryableExitCodes[end.Exit.Code] || end.Exit.Reason == "OOMKilled" || (p.Classify && end.Exit.IsTransient()) {
 			return restart()
 		}
-		d.Action, d.Reason = musterv1.ActionFailJob, musterv1.ReasonPermanentExitCode
+		d.Action, d.Reason = ActionFailAttempt, musterv1.ReasonPermanentExitCode
 		d.Why = end.Pod + " failed with a permanent error (" + DescribeExit(end.Exit) + "); restartPolicy " +
 			string(role.RestartPolicy) + " does not retry it"
 		return d
@@ -152,12 +164,11 @@ func signalled(exit musterv1.ExitStatus) bool {
 
 // ReasonOf is the job's completion reason when a rule's action ends the
 // job, or "".
-func ReasonOf(action musterv1.FailureAction) string { return ruleReasons[action] }
+func ReasonOf(action musterv1.FailureAction) musterv1.ConditionReason { return ruleReasons[action] }
 
-var ruleReasons = map[musterv1.FailureAction]string{
-	musterv1.ActionFailJob:      musterv1.ReasonPolicyFailed,
-	musterv1.ActionTerminateJob: musterv1.ReasonTerminated,
-	musterv1.ActionCompleteJob:  musterv1.ReasonPolicyCompleted,
+var ruleReasons = map[musterv1.FailureAction]musterv1.ConditionReason{
+	musterv1.ActionFailJob:     musterv1.ReasonPolicyFailed,
+	musterv1.ActionCompleteJob: musterv1.ReasonPolicyCompleted,
 }
 
 // evictionCodes are the completion codes of pods the infrastructure took

@@ -43,10 +43,9 @@
 //     policy but Never, and ExitCode restarts only the exits of a process
 //     killed by a signal a retry can survive (130, 137, 138, 143) and OOM
 //     kills.
-//  3. Such a restart restarts the whole job in a role that restarts as a
-//     gang (RestartsAsGang: the static roles of PyTorch, TensorFlow,
-//     PaddlePaddle, MPI and JAX jobs, and any job a gang scheduler placed),
-//     else the task's pod.
+//  3. Such a restart restarts what the role's restartScope says: the whole
+//     job (Job, the default: tasks that learn their peers once, a gang) or
+//     the task's pod alone (Task: elastic roles, independent tasks).
 //
 // # 3. Budget: what does a restart cost?
 //

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/text"
 )
 
@@ -50,7 +50,7 @@ func ExitOf(pod *corev1.Pod, classifier Classifier) musterv1.ExitStatus {
 		}
 		out.FinishedAt = new(term.FinishedAt)
 	} else if pod.Status.Phase == corev1.PodFailed && out.Reason == "" {
-		out.Reason = "PodFailed"
+		out.Reason = musterv1.ExitReasonPodFailed
 	}
 	if out.FinishedAt == nil {
 		out.FinishedAt = lastFinish(pod)
@@ -96,7 +96,7 @@ func lastFinish(pod *corev1.Pod) *metav1.Time {
 // the operator made on purpose, never retried.
 func ScaledDownExit(uid types.UID, role string, now time.Time) musterv1.ExitStatus {
 	out := musterv1.ExitStatus{
-		PodUID: uid, Reason: "ScaledDown", FinishedAt: new(metav1.NewTime(now)),
+		PodUID: uid, Reason: musterv1.ExitReasonScaledDown, FinishedAt: new(metav1.NewTime(now)),
 		Message: "removed by a scale-down of role " + role,
 	}
 	setCompletion(&out, mustPredefined(CodeScaleDownDeletion, ""))
@@ -107,7 +107,7 @@ func ScaledDownExit(uid types.UID, role string, now time.Time) musterv1.ExitStat
 // deleted by someone else or lost with its node.
 func VanishedExit(now time.Time, classifier Classifier) musterv1.ExitStatus {
 	out := musterv1.ExitStatus{
-		Reason:     "PodDeleted",
+		Reason:     musterv1.ExitReasonPodDeleted,
 		Message:    "the pod was deleted before it ended",
 		FinishedAt: new(metav1.NewTime(now)),
 	}

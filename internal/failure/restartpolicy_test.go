@@ -3,7 +3,7 @@ package failure
 import (
 	"testing"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // decided is the part of a Decision the restart policy sets.
@@ -44,11 +44,11 @@ func TestRestartPolicy(t *testing.T) {
 		"ExitCode, SIGTERM 143":              {musterv1.RestartPolicyExitCode, false, exit(143, "Error", false), want{musterv1.ActionRestartTask, true}},
 		"ExitCode, OOMKilled":                {musterv1.RestartPolicyExitCode, false, exit(137, "OOMKilled", false), want{musterv1.ActionRestartTask, true}},
 		"ExitCode, evicted":                  {musterv1.RestartPolicyExitCode, false, exit(0, "Evicted", true), want{musterv1.ActionRestartTask, false}},
-		"ExitCode, exit 1 is permanent":      {musterv1.RestartPolicyExitCode, false, exit(1, "Error", false), want{musterv1.ActionFailJob, false}},
-		"ExitCode, exit 127 is permanent":    {musterv1.RestartPolicyExitCode, false, exit(127, "Error", false), want{musterv1.ActionFailJob, false}},
-		"ExitCode, SIGSEGV 139 is permanent": {musterv1.RestartPolicyExitCode, false, exit(139, "Error", false), want{musterv1.ActionFailJob, false}},
+		"ExitCode, exit 1 is permanent":      {musterv1.RestartPolicyExitCode, false, exit(1, "Error", false), want{ActionFailAttempt, false}},
+		"ExitCode, exit 127 is permanent":    {musterv1.RestartPolicyExitCode, false, exit(127, "Error", false), want{ActionFailAttempt, false}},
+		"ExitCode, SIGSEGV 139 is permanent": {musterv1.RestartPolicyExitCode, false, exit(139, "Error", false), want{ActionFailAttempt, false}},
 		"ExitCode, success":                  {musterv1.RestartPolicyExitCode, true, exit(0, "", false), want{ActionSucceedTask, false}},
-		"empty policy acts as ExitCode":      {"", false, exit(1, "Error", false), want{musterv1.ActionFailJob, false}},
+		"empty policy acts as ExitCode":      {"", false, exit(1, "Error", false), want{ActionFailAttempt, false}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

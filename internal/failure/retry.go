@@ -1,6 +1,11 @@
 package failure
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+)
 
 // RetryPolicy says which ended attempts are retried.
 type RetryPolicy struct {
@@ -14,6 +19,28 @@ type RetryPolicy struct {
 	// Transient failures are retried without being counted, Permanent ones
 	// are never retried, and unknown ones fall to MaxRetries.
 	ClassifyFailures bool
+}
+
+// RetryPolicyOf is spec.failurePolicy.retry in the terms of ShouldRetry;
+// classify is whether classification is enabled. The count of retries has
+// no limit of its own: a counted retry is charged to the job's one budget.
+//   - unset or Never: nothing is retried;
+//   - OnTransientFailure: Transient failures only, and not counted;
+//   - OnFailure (the default): every failure while the budget lasts;
+//   - Always: every end, a success too.
+func RetryPolicyOf(r *musterv1.RetryPolicy, classify bool) RetryPolicy {
+	if r == nil {
+		return RetryPolicy{}
+	}
+	switch r.Policy {
+	case musterv1.RetryNever:
+		return RetryPolicy{}
+	case musterv1.RetryOnTransientFailure:
+		return RetryPolicy{ClassifyFailures: classify}
+	case musterv1.RetryAlways:
+		return RetryPolicy{Always: true, ClassifyFailures: classify}
+	}
+	return RetryPolicy{MaxRetries: math.MaxInt32, ClassifyFailures: classify}
 }
 
 // RetryStatus counts the retries made so far.
@@ -65,6 +92,9 @@ func ShouldRetry(p RetryPolicy, s RetryStatus, c Completion) RetryDecision {
 		return RetryDecision{Retry: true, Accountable: true, Reason: "every attempt is retried"}
 	case !c.Failed():
 		return RetryDecision{Accountable: true, Reason: "succeeded"}
+	case p.MaxRetries == math.MaxInt32:
+		// No cap of its own: the job's budget bounds it.
+		return RetryDecision{Retry: true, Accountable: true, Reason: fmt.Sprintf("retry %d", s.Accountable+1)}
 	case s.Accountable < p.MaxRetries:
 		return RetryDecision{Retry: true, Accountable: true,
 			Reason: fmt.Sprintf("retry %d of %d", s.Accountable+1, p.MaxRetries)}

@@ -3,7 +3,7 @@ package failure
 import (
 	"slices"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // Observed is an event of a job as the planner saw it, in the terms the

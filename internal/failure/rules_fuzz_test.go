@@ -8,13 +8,13 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
 var (
 	fuzzEvents  = []musterv1.FailureEvent{musterv1.EventPodFailed, musterv1.EventPodEvicted, musterv1.EventPodPending, musterv1.EventTaskCompleted, musterv1.EventTaskFailed, musterv1.EventPartlyPlaced}
-	fuzzActions = []musterv1.FailureAction{musterv1.ActionRestartTask, musterv1.ActionRestartRole, musterv1.ActionRestartJob, musterv1.ActionFailTask, musterv1.ActionFailJob, musterv1.ActionTerminateJob, musterv1.ActionCompleteJob, musterv1.ActionSuspendJob}
+	fuzzActions = []musterv1.FailureAction{musterv1.ActionRestartTask, musterv1.ActionRestartRole, musterv1.ActionRestartJob, musterv1.ActionFailTask, musterv1.ActionFailJob, musterv1.ActionFailJob, musterv1.ActionCompleteJob, musterv1.ActionSuspendJob}
 	fuzzClasses = []musterv1.FailureClass{musterv1.ClassTransient, musterv1.ClassPermanent, musterv1.ClassUnknown}
 	fuzzRoles   = []string{"a", "b", "c"}
 	// A few codes, so that rules and events share them often.

@@ -6,7 +6,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 func in(codes ...int32) musterv1.ExitCodeMatch {
@@ -27,7 +27,7 @@ func TestMatch(t *testing.T) {
 		{Roles: []string{"trainer"}, OnExitCodes: in(137, 143), Action: musterv1.ActionRestartTask},                                   // 1
 		{Roles: []string{"trainer"}, OnEvents: evs(musterv1.EventPodFailed), Action: musterv1.ActionRestartRole},                      // 2
 		{Roles: []string{"pserver"}, OnClasses: []musterv1.FailureClass{musterv1.ClassTransient}, Action: musterv1.ActionRestartTask}, // 3
-		{OnExitCodes: in(3), Action: musterv1.ActionTerminateJob},                                                                     // 4
+		{OnExitCodes: in(3), Action: musterv1.ActionFailJob},                                                                          // 4
 		{OnEvents: evs(musterv1.EventPodEvicted, musterv1.EventPodFailed), Action: musterv1.ActionRestartJob},                         // 5
 		{OnEvents: evs(musterv1.EventPodPending), Action: musterv1.ActionRestartTask},                                                 // 6
 		{OnEvents: evs(musterv1.EventPartlyPlaced), Action: musterv1.ActionSuspendJob},                                                // 7

@@ -17,7 +17,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
@@ -77,7 +77,7 @@ func For(job *musterv1.TrainingJob, b musterv1.GangBackend, attempt int32) *Gang
 		Name:                   GroupName(job.Name, attempt),
 		Attempt:                attempt,
 		MinAvailable:           s.MinAvailable,
-		Queue:                  s.Queue,
+		Queue:                  s.VolcanoQueue,
 		PriorityClassName:      s.PriorityClassName,
 		ScheduleTimeoutSeconds: s.ScheduleTimeoutSeconds,
 	}

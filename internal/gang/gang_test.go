@@ -3,7 +3,7 @@ package gang_test
 import (
 	"testing"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/gang"
 	"github.com/muster-dev/muster/internal/testutil"
 )
@@ -38,7 +38,7 @@ func TestForGangsTheJobsMinimum(t *testing.T) {
 	if g.Name != "j-2" || g.Attempt != 2 || g.Queue != "default" {
 		t.Errorf("got name %q attempt %d queue %q", g.Name, g.Attempt, g.Queue)
 	}
-	job.Spec.Scheduling = musterv1.Scheduling{MinAvailable: 3, Queue: "research",
+	job.Spec.Scheduling = musterv1.Scheduling{MinAvailable: 3, VolcanoQueue: "research",
 		Roles: []musterv1.RoleScheduling{{Name: "trainer", MinAvailable: 1}, {Name: "ps", MinAvailable: 2}}}
 	g = gang.For(job, musterv1.GangVolcano, 0)
 	if g.MinAvailable != 3 || g.Queue != "research" {

@@ -2,6 +2,7 @@ package importer
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,7 +10,7 @@ import (
 	utilvalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // serverSet are metadata fields the API server wrote for the original
@@ -133,6 +134,36 @@ func orderRoles(roles []musterv1.Role) ([]musterv1.Role, error) {
 		}
 	}
 	return out, nil
+}
+
+// setRestartScopes writes every role's restartScope, what a restart its
+// restartPolicy decides restarts, as the source system restarts: the task
+// alone in an elastic role, whose world survives a lost member; the whole
+// job where the tasks learn their peers once (any runtime but a Volcano
+// Job's wiring: static PyTorch, TensorFlow, PaddlePaddle, MPI, JAX) and in
+// a gang, whose lone replacement would not be placed as part of it; the
+// task alone otherwise, where tasks do not depend on each other
+// (FrameworkController's task roles, a Volcano Job's tasks without a gang,
+// a TrainJob's generic Jobs). A job that names no gang backend is taken
+// as one without a gang: the source system replaced its pods one by one.
+func setRestartScopes(spec *musterv1.TrainingJobSpec) {
+	for i := range spec.Roles {
+		spec.Roles[i].RestartScope = restartScope(spec, spec.Roles[i].Name)
+	}
+}
+
+func restartScope(spec *musterv1.TrainingJobSpec, role string) musterv1.RestartScope {
+	rt := spec.Runtime
+	scalable := slices.ContainsFunc(spec.Scaling.Roles, func(s musterv1.ScalingRole) bool { return s.Name == role })
+	switch {
+	case rt != nil && rt.PyTorch != nil && rt.PyTorch.Elastic != nil && scalable:
+		return musterv1.RestartScopeTask
+	case rt != nil && rt.VolcanoJob == nil:
+		return musterv1.RestartScopeJob
+	case spec.Scheduling.Backend != "" && spec.Scheduling.Backend != musterv1.GangNone:
+		return musterv1.RestartScopeJob
+	}
+	return musterv1.RestartScopeTask
 }
 
 func ptr[T any](v T) *T { return &v }

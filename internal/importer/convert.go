@@ -8,7 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/validation"
 )
 
@@ -124,6 +124,7 @@ func convertOne(d Document, in *inputs) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %s %s: %w", d.Source, d.Kind(), meta.Name, err)
 	}
+	setRestartScopes(&spec)
 	job := &musterv1.TrainingJob{ObjectMeta: meta, Spec: spec}
 	job.APIVersion, job.Kind = musterv1.GroupVersion.String(), "TrainingJob"
 	if err := check(job); err != nil {

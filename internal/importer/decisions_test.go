@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 func TestFCTaskRestart(t *testing.T) {
@@ -36,16 +36,24 @@ func TestFCJobRetry(t *testing.T) {
 	cases := []struct {
 		in   fcRetry
 		want *musterv1.RetryPolicy
+		why  string // what the report says, if anything
 	}{
-		{fcRetry{max: -2}, &musterv1.RetryPolicy{Policy: musterv1.RetryAlways}},
-		{fcRetry{max: -1}, &musterv1.RetryPolicy{MaxRetries: ptr(unlimited), Policy: musterv1.RetryOnFailure}},
-		{fcRetry{max: 0}, nil},
-		{fcRetry{fancy: true, max: 0}, &musterv1.RetryPolicy{MaxRetries: ptr(int32(0)), Policy: musterv1.RetryOnFailure}},
-		{fcRetry{fancy: true, max: 3}, &musterv1.RetryPolicy{MaxRetries: ptr(int32(3)), Policy: musterv1.RetryOnFailure}},
+		{in: fcRetry{max: -2}, want: &musterv1.RetryPolicy{Policy: musterv1.RetryAlways}},
+		{in: fcRetry{max: -1}, want: &musterv1.RetryPolicy{Policy: musterv1.RetryOnFailure}},
+		{in: fcRetry{max: 0}, want: nil},
+		// Transient failures are still retried, without counting.
+		{in: fcRetry{fancy: true, max: 0}, want: &musterv1.RetryPolicy{Policy: musterv1.RetryOnTransientFailure}},
+		{in: fcRetry{fancy: true, max: 3}, want: &musterv1.RetryPolicy{Policy: musterv1.RetryOnFailure},
+			why: "failurePolicy.backoffLimit 10000, the one budget of every restart, bounds them (their own limit: 3)"},
+		{in: fcRetry{max: 2}, want: &musterv1.RetryPolicy{Policy: musterv1.RetryOnFailure}, why: "(their own limit: 2)"},
 	}
 	for _, c := range cases {
-		if diff := cmp.Diff(c.want, fcJobRetry(c.in)); diff != "" {
+		got, why := fcJobRetry(c.in, unlimited)
+		if diff := cmp.Diff(c.want, got); diff != "" {
 			t.Errorf("fcJobRetry(%+v) (-want +got):\n%s", c.in, diff)
+		}
+		if (c.why == "") != (why == "") || !strings.Contains(why, c.why) {
+			t.Errorf("fcJobRetry(%+v): why %q, want it to say %q", c.in, why, c.why)
 		}
 	}
 }
@@ -70,6 +78,8 @@ func TestVolcanoRule(t *testing.T) {
 		"any event, one pod": {in: vcPolicy{events: []string{"*"}, action: "RestartPod"},
 			want: &musterv1.FailureRule{Action: musterv1.ActionRestartTask, OnEvents: []musterv1.FailureEvent{musterv1.EventPodFailed, musterv1.EventPodEvicted}},
 			why:  "* is written out"},
+		"terminate is a final failure": {in: vcPolicy{events: []string{"PodFailed"}, action: "TerminateJob"},
+			want: &musterv1.FailureRule{Action: musterv1.ActionFailJob, OnEvents: []musterv1.FailureEvent{musterv1.EventPodFailed}}},
 		"abort is suspend": {in: vcPolicy{events: []string{"PodEvicted"}, action: "AbortJob"},
 			want: &musterv1.FailureRule{Action: musterv1.ActionSuspendJob, OnEvents: []musterv1.FailureEvent{musterv1.EventPodEvicted}}},
 		"a delayed failure": {in: vcPolicy{events: []string{"PodFailed"}, action: "RestartJob", timeout: "1m"},
@@ -179,6 +189,33 @@ func TestErrors(t *testing.T) {
 		}
 		if _, err := Convert(docs); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: error %v, want %q", in, err, want)
+		}
+	}
+}
+
+func TestRestartScope(t *testing.T) {
+	elastic := &musterv1.Runtime{PyTorch: &musterv1.PyTorchRuntime{Elastic: &musterv1.ElasticPolicy{}}}
+	scaling := musterv1.Scaling{Roles: []musterv1.ScalingRole{{Name: "worker"}}}
+	cases := map[string]struct {
+		spec musterv1.TrainingJobSpec
+		role string
+		want musterv1.RestartScope
+	}{
+		"an elastic role":                {spec: musterv1.TrainingJobSpec{Runtime: elastic, Scaling: scaling}, role: "worker", want: musterv1.RestartScopeTask},
+		"a fixed role of an elastic job": {spec: musterv1.TrainingJobSpec{Runtime: elastic, Scaling: scaling}, role: "init", want: musterv1.RestartScopeJob},
+		"a static PyTorch world":         {spec: musterv1.TrainingJobSpec{Runtime: &musterv1.Runtime{PyTorch: &musterv1.PyTorchRuntime{}}}, role: "worker", want: musterv1.RestartScopeJob},
+		"MPI without a gang": {spec: musterv1.TrainingJobSpec{Runtime: &musterv1.Runtime{MPI: &musterv1.MPIRuntime{}},
+			Scheduling: musterv1.Scheduling{Backend: musterv1.GangNone}}, role: "worker", want: musterv1.RestartScopeJob},
+		"independent tasks": {spec: musterv1.TrainingJobSpec{}, role: "worker", want: musterv1.RestartScopeTask},
+		"a Volcano Job's wiring without a gang": {spec: musterv1.TrainingJobSpec{Runtime: &musterv1.Runtime{VolcanoJob: &musterv1.VolcanoJobRuntime{}},
+			Scheduling: musterv1.Scheduling{Backend: musterv1.GangNone}}, role: "worker", want: musterv1.RestartScopeTask},
+		"a Volcano Job's wiring in a gang": {spec: musterv1.TrainingJobSpec{Runtime: &musterv1.Runtime{VolcanoJob: &musterv1.VolcanoJobRuntime{}},
+			Scheduling: musterv1.Scheduling{Backend: musterv1.GangVolcano}}, role: "worker", want: musterv1.RestartScopeJob},
+		"a gang": {spec: musterv1.TrainingJobSpec{Scheduling: musterv1.Scheduling{Backend: musterv1.GangCoscheduling}}, role: "worker", want: musterv1.RestartScopeJob},
+	}
+	for name, c := range cases {
+		if got := restartScope(&c.spec, c.role); got != c.want {
+			t.Errorf("%s: %s, want %s", name, got, c.want)
 		}
 	}
 }

@@ -1,7 +1,7 @@
 package importer
 
 import (
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // convertElasticJob converts torchelastic's ElasticJob

@@ -3,7 +3,7 @@ package importer
 import (
 	"fmt"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // unlimited stands for a source's "no limit": the API's largest count.
@@ -45,7 +45,7 @@ func convertFramework(s *source, _ *inputs) (musterv1.TrainingJobSpec, error) {
 	if len(spec.Roles) == 0 {
 		return spec, fmt.Errorf("spec.taskRoles: a Framework needs at least one task role")
 	}
-	fp, dropped := fcFailurePolicy(jobRetry, tasks)
+	fp, dropped := fcFailurePolicy(jobRetry, sp.child("retryPolicy"), tasks)
 	spec.FailurePolicy = fp
 	for _, d := range dropped {
 		s.note(d.p, d.reason)
@@ -165,13 +165,14 @@ type noted struct {
 	reason string
 }
 
-// fcFailurePolicy turns the Framework's and the tasks' retry policies into
-// the job's one failure policy. FrameworkController has no job-wide
-// restart budget, so backoffLimit is the API's largest; its per-task
-// budgets become backoffLimitPerTask, which Muster has once for the job;
-// fancyRetryPolicy becomes classification, also job-wide. Where the
-// source's per-task values differ, the report says so.
-func fcFailurePolicy(job *fcRetry, tasks []fcTaskRetry) (musterv1.FailurePolicy, []noted) {
+// fcFailurePolicy turns the Framework's (at jobPath) and the tasks' retry
+// policies into the job's one failure policy. FrameworkController has no
+// job-wide restart budget, so backoffLimit is the API's largest; its
+// per-task budgets become backoffLimitPerTask, which Muster has once for
+// the job; fancyRetryPolicy becomes classification, also job-wide. Where
+// the source's per-task values differ, or its cap on the Framework's
+// attempts cannot be kept, the report says so.
+func fcFailurePolicy(job *fcRetry, jobPath path, tasks []fcTaskRetry) (musterv1.FailurePolicy, []noted) {
 	fp := musterv1.FailurePolicy{BackoffLimit: ptr(unlimited)}
 	var notes []noted
 	var perTask *int32
@@ -210,7 +211,7 @@ func fcFailurePolicy(job *fcRetry, tasks []fcTaskRetry) (musterv1.FailurePolicy,
 		consider(t.retry)
 	}
 	if fancy == 0 {
-		fp.Classification = &musterv1.Classification{Disabled: ptr(true)}
+		fp.Classification = &musterv1.Classification{Enabled: ptr(false)}
 	} else if plain > 0 {
 		for _, t := range tasks {
 			if !t.retry.fancy {
@@ -220,23 +221,35 @@ func fcFailurePolicy(job *fcRetry, tasks []fcTaskRetry) (musterv1.FailurePolicy,
 		}
 	}
 	if job != nil {
-		fp.Retry = fcJobRetry(*job)
+		var why string
+		fp.Retry, why = fcJobRetry(*job, *fp.BackoffLimit)
+		if why != "" {
+			notes = append(notes, noted{jobPath.child("maxRetryCount"), why})
+		}
 	}
 	return fp, notes
 }
 
 // fcJobRetry is the Framework's retryPolicy: -2 retries every attempt,
-// even a successful one; -1 every failed one; N up to N accountable times.
-func fcJobRetry(r fcRetry) *musterv1.RetryPolicy {
+// even a successful one; -1 every failed one; N up to N accountable times,
+// and 0 with fancy only transient failures, which never count. Muster's
+// new attempts are charged to backoffLimit, the job's one budget, which
+// FrameworkController's attempts are folded into: a cap of N of their own
+// cannot be kept, and the reason says so.
+func fcJobRetry(r fcRetry, backoffLimit int32) (*musterv1.RetryPolicy, string) {
 	switch {
 	case r.max == -2:
-		return &musterv1.RetryPolicy{Policy: musterv1.RetryAlways}
+		return &musterv1.RetryPolicy{Policy: musterv1.RetryAlways}, ""
 	case r.max == -1:
-		return &musterv1.RetryPolicy{MaxRetries: ptr(unlimited), Policy: musterv1.RetryOnFailure}
+		return &musterv1.RetryPolicy{Policy: musterv1.RetryOnFailure}, ""
 	case r.max <= 0 && !r.fancy:
-		return nil
+		return nil, ""
+	case r.max <= 0:
+		return &musterv1.RetryPolicy{Policy: musterv1.RetryOnTransientFailure}, ""
 	default:
-		return &musterv1.RetryPolicy{MaxRetries: ptr(max(r.max, 0)), Policy: musterv1.RetryOnFailure}
+		return &musterv1.RetryPolicy{Policy: musterv1.RetryOnFailure}, fmt.Sprintf(
+			"Muster has no separate cap on new attempts of the job: failurePolicy.backoffLimit %d, the one budget of every restart, "+
+				"bounds them (their own limit: %d)", backoffLimit, r.max)
 	}
 }
 

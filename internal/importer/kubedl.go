@@ -3,7 +3,7 @@ package importer
 import (
 	"strconv"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // convertKubeDL converts a KubeDL PyTorchJob (training.kubedl.io/v1alpha1),

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // convertPyTorchJob converts a Kubeflow Training Operator PyTorchJob

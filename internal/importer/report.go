@@ -5,7 +5,7 @@ import (
 	"io"
 	"sort"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // Dropped is a field of the source that the TrainingJob does not carry, or

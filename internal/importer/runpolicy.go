@@ -5,7 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // kfRunPolicy is Kubeflow's common RunPolicy, which KubeDL's and
@@ -55,7 +55,7 @@ func readKFRunPolicy(s *source, p path) (kfRunPolicy, error) {
 		return out, err
 	}
 	if suspend {
-		out.run.Suspend = ptr(true)
+		out.run.Execution = musterv1.ExecutionSuspend
 	}
 	s.drop(p.child("managedBy"), "Muster has no managedBy: the operator always runs its own jobs")
 	s.drop(p.child("cronPolicy"), "Muster does not schedule jobs on a timetable: create them from a CronJob")
@@ -123,10 +123,10 @@ func (k kfRunPolicy) scheduling(s *source, backend musterv1.GangBackend, smalles
 	}
 	if k.queue != "" {
 		if backend == musterv1.GangVolcano {
-			out.Queue = k.queue
+			out.VolcanoQueue = k.queue
 		} else {
 			s.note(sp.child("queue"), "a queue is Volcano's, and the pods name no Volcano scheduler: set spec.scheduling.backend "+
-				"Volcano to keep it, or put the job in a Kueue LocalQueue with the kueue.x-k8s.io/queue-name label")
+				"Volcano and spec.scheduling.volcanoQueue to keep it, or put the job in a Kueue LocalQueue with the kueue.x-k8s.io/queue-name label")
 		}
 	}
 	if k.timeout != nil {

@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // convertT9k converts a T9k PyTorchTrainingJob
@@ -291,7 +291,7 @@ func t9kRunMode(s *source, spec *musterv1.TrainingJobSpec) error {
 				return err
 			}
 			if skip {
-				rd.SkipInitContainers = ptr(true)
+				rd.RunInitContainers = ptr(false)
 			}
 			d.Roles = append(d.Roles, rd)
 			s.seen(rp)
@@ -308,7 +308,7 @@ func t9kRunMode(s *source, spec *musterv1.TrainingJobSpec) error {
 		return err
 	}
 	if paused {
-		spec.Run.Suspend = ptr(true)
+		spec.Run.Execution = musterv1.ExecutionSuspend
 	}
 	s.drop(pp.child("resumeSpecs"), "Muster resumes with the templates as they are: edit them while the job is suspended")
 	s.seen(pp)

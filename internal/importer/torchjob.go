@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // torchReplicaJob says how one Kubeflow-style PyTorch job format differs

@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 const ancestorLabel = "trainer.kubeflow.org/trainjob-ancestor-step"
@@ -382,17 +382,23 @@ func trainSuccess(rs *source, p path, roles []musterv1.Role) {
 
 // jobSetFailure is the JobSet's failure handling: a failed child Job fails
 // the JobSet, and so the TrainJob, unless the JobSet restarts. The trainer
-// Job's pod budget is the job's, and each JobSet restart needs one more.
+// Job's pod budget is the job's, and each JobSet restart needs one more:
+// maxRestarts is folded into backoffLimit, the one budget, which then
+// bounds new attempts and pod restarts together.
 func jobSetFailure(rs *source, spec *musterv1.TrainingJobSpec, backoff []int32, trainerIdx int) error {
 	tp := path{"spec", "template", "spec"}
 	spec.FailurePolicy.BackoffLimit = ptr(backoff[trainerIdx])
-	maxRestarts, err := rs.int32p(tp.child("failurePolicy", "maxRestarts"))
+	mp := tp.child("failurePolicy", "maxRestarts")
+	maxRestarts, err := rs.int32p(mp)
 	if err != nil {
 		return err
 	}
 	if maxRestarts != nil && *maxRestarts > 0 {
-		spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: maxRestarts}
-		spec.FailurePolicy.BackoffLimit = ptr(min(backoff[trainerIdx]+*maxRestarts, unlimited))
+		limit := min(backoff[trainerIdx]+*maxRestarts, unlimited)
+		spec.FailurePolicy.Retry = &musterv1.RetryPolicy{Policy: musterv1.RetryOnFailure}
+		spec.FailurePolicy.BackoffLimit = ptr(limit)
+		rs.mention(mp, fmt.Sprintf("Muster has no separate cap on new attempts of the job: failurePolicy.backoffLimit %d "+
+			"(the trainer's backoffLimit, %d, plus these %d), the one budget of every restart, bounds them", limit, backoff[trainerIdx], *maxRestarts))
 	}
 	rs.drop(tp.child("failurePolicy", "rules"), "JobSet's rules match child Jobs' failure reasons; write Muster failure rules (spec.failurePolicy.rules) instead")
 	rs.drop(tp.child("failurePolicy", "restartStrategy"), "Muster always recreates every pod of a new attempt")
@@ -433,7 +439,7 @@ func trainJobOwn(s *source, spec *musterv1.TrainingJobSpec) error {
 		return err
 	}
 	if suspend {
-		spec.Run.Suspend = ptr(true)
+		spec.Run.Execution = musterv1.ExecutionSuspend
 	}
 	if d, ok, err := s.integer(sp.child("activeDeadlineSeconds")); err != nil {
 		return err

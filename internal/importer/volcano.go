@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // convertVolcano converts a Volcano Job (batch.volcano.sh/v1alpha1): tasks
@@ -178,7 +178,7 @@ func volcanoScheduling(s *source, sp path, roleMins []musterv1.RoleScheduling) (
 		return out, nil
 	}
 	out.Backend = musterv1.GangVolcano
-	out.Queue = queue
+	out.VolcanoQueue = queue
 	out.Roles = roleMins
 	if minAvailable != nil && *minAvailable >= 1 {
 		out.MinAvailable = *minAvailable

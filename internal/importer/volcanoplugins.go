@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // vcPlugins are a Volcano Job's plugins: name to arguments.
@@ -50,7 +50,7 @@ func volcanoRuntime(plugins vcPlugins, tasks []string) (*musterv1.Runtime, map[s
 		rt = &musterv1.Runtime{MPI: mpi}
 	case plugins.has("env") || plugins.has("svc"):
 		chosen = "volcano"
-		rt = &musterv1.Runtime{Volcano: &musterv1.VolcanoRuntime{}}
+		rt = &musterv1.Runtime{VolcanoJob: &musterv1.VolcanoJobRuntime{}}
 	}
 	if err != nil {
 		return nil, nil, err

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"time"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // vcPolicy is a Volcano LifecyclePolicy.
@@ -23,7 +23,7 @@ var vcActions = map[string]musterv1.FailureAction{
 	"RestartJob":   musterv1.ActionRestartJob,
 	"RestartTask":  musterv1.ActionRestartRole, // Volcano's task is Muster's role
 	"RestartPod":   musterv1.ActionRestartTask, // and its pod is Muster's task
-	"TerminateJob": musterv1.ActionTerminateJob,
+	"TerminateJob": musterv1.ActionFailJob,     // final: Volcano never restarts a terminated job
 	"CompleteJob":  musterv1.ActionCompleteJob,
 }
 

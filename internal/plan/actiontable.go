@@ -5,7 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
 )
@@ -20,7 +20,7 @@ type failureCase struct {
 	accountable bool
 	why         string
 	// reason is the job's completion reason if the action ends the job.
-	reason string
+	reason musterv1.ConditionReason
 }
 
 // actions is what each action does, whether a failure rule or a restart
@@ -45,6 +45,10 @@ func init() {
 			markEnded(c.task)
 			a.restartJob(c.why, c.accountable)
 		},
+		musterv1.ActionRestartJobAndIgnoreBackoffLimit: func(a *applier, c failureCase) {
+			markEnded(c.task)
+			a.restartJob(c.why, false)
+		},
 		musterv1.ActionFailTask: func(a *applier, c failureCase) {
 			settle(c.task, false, a.out)
 			if c.pod != nil && !observe.Ended(c.pod) {
@@ -53,11 +57,11 @@ func init() {
 			}
 			a.taskFailedRule(c.role, c.task)
 		},
-		musterv1.ActionFailJob: func(a *applier, c failureCase) {
+		failure.ActionFailAttempt: func(a *applier, c failureCase) {
 			markEnded(c.task)
 			a.jobDecision = a.jobDecision.fail(completionOf(c))
 		},
-		musterv1.ActionTerminateJob: func(a *applier, c failureCase) {
+		musterv1.ActionFailJob: func(a *applier, c failureCase) {
 			markEnded(c.task)
 			a.jobDecision = a.jobDecision.failForGood(completionOf(c))
 		},
@@ -118,7 +122,7 @@ func completionOf(c failureCase) musterv1.CompletionStatus {
 	return out
 }
 
-func taskCompletion(reason, msg, role string, ts *musterv1.TaskStatus) musterv1.CompletionStatus {
+func taskCompletion(reason musterv1.ConditionReason, msg, role string, ts *musterv1.TaskStatus) musterv1.CompletionStatus {
 	c := musterv1.CompletionStatus{Reason: reason, Message: msg, Role: role, Index: new(ts.Index)}
 	inheritExit(&c, ts.LastExit)
 	return c

@@ -1,7 +1,7 @@
 package plan
 
 import (
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
@@ -17,7 +17,8 @@ type Admission struct {
 	// ClusterQueue is the ClusterQueue that admitted the job.
 	ClusterQueue string
 	// Reason and Message say why the job waits (the Suspended condition).
-	Reason, Message string
+	Reason  musterv1.ConditionReason
+	Message string
 	// Counts are the sizes of the roles the queue manager admitted smaller
 	// than the job asked (Kueue's partial admission, down to a scalable
 	// role's minReplicas): the job runs at them while admitted.
@@ -48,7 +49,7 @@ func applyAdmission(a *Admission, res *Result) {
 	if st.Scheduling == nil {
 		st.Scheduling = &musterv1.SchedulingStatus{}
 	}
-	st.Scheduling.Queue, st.Scheduling.Workload, st.Scheduling.ClusterQueue = a.Queue, a.Workload, ""
+	st.Scheduling.LocalQueue, st.Scheduling.Workload, st.Scheduling.ClusterQueue = a.Queue, a.Workload, ""
 	if a.Admitted {
 		st.Scheduling.ClusterQueue = a.ClusterQueue
 	}

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -21,10 +21,10 @@ func TestAdmissionHoldsTheJobLikeASuspension(t *testing.T) {
 		t.Errorf("a job Kueue has not admitted creates %d pods", len(held.CreatePods))
 	}
 	c := held.Status.Condition(musterv1.ConditionSuspended)
-	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != musterv1.ReasonWaitingForAdmission || c.Message != "waiting for team-a" {
+	if c == nil || c.Status != metav1.ConditionTrue || c.Reason != string(musterv1.ReasonWaitingForAdmission) || c.Message != "waiting for team-a" {
 		t.Errorf("Suspended = %+v", c)
 	}
-	if s := held.Status.Scheduling; s == nil || s.Queue != "team-a" || s.Workload != "wl" || s.ClusterQueue != "" {
+	if s := held.Status.Scheduling; s == nil || s.LocalQueue != "team-a" || s.Workload != "wl" || s.ClusterQueue != "" {
 		t.Errorf("status.scheduling = %+v", s)
 	}
 

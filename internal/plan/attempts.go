@@ -6,9 +6,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 )
 
@@ -20,7 +19,8 @@ const maxAttemptHistory = 10
 type jobRestart struct {
 	message     string
 	accountable bool
-	// retry: spec.retry asked for it, so it also counts in status.retries.
+	// retry: spec.failurePolicy.retry asked for it, so it also counts in
+	// status.retries.
 	retry bool
 }
 
@@ -39,8 +39,7 @@ func decideRetry(c *planContext, st *musterv1.TrainingJobStatus, o Outcome) retr
 	if o.NoRetry || r == nil {
 		return retryDecision{outcome: o}
 	}
-	d := failure.ShouldRetry(
-		failure.RetryPolicy{MaxRetries: ptr.Deref(r.MaxRetries, 0), Always: r.Policy == musterv1.RetryAlways, ClassifyFailures: c.policy.Classify},
+	d := failure.ShouldRetry(failure.RetryPolicyOf(r, c.policy.Classify),
 		failure.RetryStatus{Total: st.Retries.Total, Accountable: st.Retries.Accountable},
 		retryCompletion(o))
 	if !d.Retry {
@@ -49,7 +48,9 @@ func decideRetry(c *planContext, st *musterv1.TrainingJobStatus, o Outcome) retr
 		}
 		return retryDecision{outcome: o}
 	}
-	countsAgainstBudget := d.Accountable && !o.Succeeded
+	// A new attempt after a success counts too, as restartPolicy Always's
+	// restart after a success does.
+	countsAgainstBudget := d.Accountable
 	if charge := c.policy.Budget.Charge(countsAgainstBudget, st.Restarts.Accountable, -1); charge != failure.Allowed {
 		o.Completion.Message += "; not retried: the job has used " + c.policy.Budget.Exhausted(charge)
 		return retryDecision{outcome: o}
@@ -144,7 +145,7 @@ func newAttempt(c *planContext, st *musterv1.TrainingJobStatus, r jobRestart, en
 	}
 	removeStore(c, "new attempt", out)
 	out.CreatePods = nil
-	out.event(false, musterv1.ReasonJobRestarting, r.message)
+	out.event(false, musterv1.EventReasonJobRestarting, r.message)
 }
 
 // attemptStart is when the current attempt began: when the previous one

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -15,14 +15,15 @@ import (
 // attempt: a new attempt, counted or not, or the end with why it was not
 // retried.
 func TestDecideRetry(t *testing.T) {
-	job := func(maxRetries int32) *musterv1.TrainingJob {
+	job := func(policy musterv1.RetryOn) *musterv1.TrainingJob {
 		j := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).BackoffLimit(2).WithDefaults().Obj()
-		if maxRetries >= 0 {
-			j.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: new(maxRetries)}
+		if policy != "" {
+			j.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{Policy: policy}
 		}
 		return j
 	}
 	failed := Outcome{Completion: musterv1.CompletionStatus{Reason: musterv1.ReasonPermanentExitCode, Message: "j-w-0 failed"}}
+	succeeded := Outcome{Succeeded: true, Completion: musterv1.CompletionStatus{Reason: musterv1.ReasonAllTasksCompleted, Message: "all done"}}
 	forGood := failed
 	forGood.NoRetry = true
 	type want struct {
@@ -36,16 +37,20 @@ func TestDecideRetry(t *testing.T) {
 		outcome  Outcome
 		want     want
 	}{
-		"no retry policy: the job ends": {job: job(-1), outcome: failed, want: want{}},
-		"a final end is never retried":  {job: job(3), outcome: forGood, want: want{}},
+		"no retry policy: the job ends": {job: job(""), outcome: failed, want: want{}},
+		"Never: the job ends":           {job: job(musterv1.RetryNever), outcome: failed, want: want{MessageSuffix: "; not retried: "}},
+		"a final end is never retried":  {job: job(musterv1.RetryOnFailure), outcome: forGood, want: want{}},
 		"a failure is retried and counts": {
-			job: job(3), outcome: failed, want: want{Retry: true, Accountable: true},
+			job: job(musterv1.RetryOnFailure), retries: 5, outcome: failed, want: want{Retry: true, Accountable: true},
 		},
-		"out of retries": {
-			job: job(1), retries: 1, outcome: failed, want: want{MessageSuffix: "; not retried: "},
+		"OnTransientFailure: a failure that is not transient is not retried": {
+			job: job(musterv1.RetryOnTransientFailure), outcome: failed, want: want{MessageSuffix: "; not retried: "},
+		},
+		"Always: a success is retried, and counts": {
+			job: job(musterv1.RetryAlways), outcome: succeeded, want: want{Retry: true, Accountable: true},
 		},
 		"out of restarts": {
-			job: job(3), restarts: 2, outcome: failed,
+			job: job(musterv1.RetryOnFailure), restarts: 2, outcome: failed,
 			want: want{MessageSuffix: "; not retried: the job has used all 2 restarts of spec.failurePolicy.backoffLimit"},
 		},
 	}

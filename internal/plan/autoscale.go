@@ -10,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/autoscale"
 	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/plan/topology"
@@ -61,7 +61,7 @@ func autoscaleStep(c *planContext, st *musterv1.TrainingJobStatus, sample *Throu
 	}
 	st.Autoscaler = next
 	if d.Event != "" {
-		out.event(false, musterv1.ReasonAutoscaling, d.Event)
+		out.event(false, musterv1.EventReasonAutoscaling, d.Event)
 	}
 	if d.State.Phase != autoscale.PhaseStopped {
 		out.RequeueWithin(SampleInterval(c.job))

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/topology"
 	"github.com/muster-dev/muster/internal/testutil"
 )
@@ -88,7 +88,7 @@ func TestEvaluateCompletion(t *testing.T) {
 		roles       []musterv1.RoleStatus
 		wantNil     bool
 		wantSuccess bool
-		wantReason  string
+		wantReason  musterv1.ConditionReason
 		wantMessage string
 		wantIndex   *int32
 	}{

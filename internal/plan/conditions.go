@@ -4,7 +4,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/text"
 )
@@ -19,11 +19,11 @@ const maxMessageLen = failure.MaxMessageLen
 
 // setCondition sets a condition of st as of this plan's job generation and
 // clock.
-func (c *planContext) setCondition(st *musterv1.TrainingJobStatus, t musterv1.ConditionType, status bool, reason, msg string) {
+func (c *planContext) setCondition(st *musterv1.TrainingJobStatus, t musterv1.ConditionType, status bool, reason musterv1.ConditionReason, msg string) {
 	cond := metav1.Condition{
 		Type:               string(t),
 		Status:             metav1.ConditionFalse,
-		Reason:             reason,
+		Reason:             string(reason),
 		Message:            text.Head(msg, maxMessageLen),
 		ObservedGeneration: c.job.Generation,
 		LastTransitionTime: c.now,

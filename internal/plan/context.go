@@ -7,10 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
-	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
 // planContext is what every phase of a plan reads and none changes: the
@@ -43,12 +42,6 @@ func (c *planContext) withClassifier() *planContext {
 	out := *c
 	out.classifier, _ = failure.ClassifierFor(c.job)
 	return &out
-}
-
-// failureRole is what the failure model needs of a role.
-func (c *planContext) failureRole(role *musterv1.Role) failure.Role {
-	return failure.Role{Name: role.Name, RestartPolicy: role.RestartPolicy,
-		Gang: failure.RestartsAsGang(c.job, topology.IsElastic(c.job, role.Name))}
 }
 
 // workingStatus is the status a plan starts from and changes: the one last

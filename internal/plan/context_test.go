@@ -5,7 +5,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/equality"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 

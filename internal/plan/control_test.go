@@ -5,7 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -17,7 +17,7 @@ func TestDependsOnHoldsRoleBack(t *testing.T) {
 		t.Fatalf("only the master starts first, got %d creates", len(res.CreatePods))
 	}
 	c := w.job.Status.Condition(musterv1.ConditionRunning)
-	if c == nil || c.Reason != musterv1.ReasonWaitingForRoles || c.Message != "role worker waits for role master to be Running" {
+	if c == nil || c.Reason != string(musterv1.ReasonWaitingForRoles) || c.Message != "role worker waits for role master to be Running" {
 		t.Fatalf("Running condition = %+v", c)
 	}
 	w.step()

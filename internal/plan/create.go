@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 )
 
@@ -61,11 +61,14 @@ func createFailures(failures []CreateFailure, out *Result) (jobDecision, []block
 		}
 	}
 	if len(held) > 0 {
-		out.event(true, held[0].reason, held[0].message)
+		out.event(true, musterv1.EventReason(held[0].reason), held[0].message)
 		out.RequeueWithin(createRetry)
 	}
 	return v, held
 }
 
 // blocked is why the job cannot make an object it needs.
-type blocked struct{ reason, message string }
+type blocked struct {
+	reason  musterv1.ConditionReason
+	message string
+}

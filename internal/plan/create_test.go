@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -26,10 +26,10 @@ func TestRefusedCreates(t *testing.T) {
 		wantReason string
 		wantText   string
 	}{
-		"an invalid pod fails the job": {CreateFailure{Object: "pod j-w-0", Err: invalid}, musterv1.PhaseFailed, musterv1.ReasonPodCreateFailed, "containerPort"},
-		"a name taken blocks it":       {CreateFailure{Object: "pod j-w-0", NameTaken: true, Err: apierrors.NewAlreadyExists(pods, "j-w-0")}, musterv1.PhasePending, musterv1.ReasonNameTaken, "an object Muster does not own has its name"},
-		"a refusal blocks it":          {CreateFailure{Object: "pod j-w-0", Err: apierrors.NewForbidden(pods, "j-w-0", errors.New("violates PodSecurity"))}, musterv1.PhasePending, musterv1.ReasonPodCreateFailed, "violates PodSecurity"},
-		"a passing fault is retried":   {CreateFailure{Object: "pod j-w-0", Err: apierrors.NewServiceUnavailable("busy")}, musterv1.PhasePending, musterv1.ReasonPodsPending, ""},
+		"an invalid pod fails the job": {CreateFailure{Object: "pod j-w-0", Err: invalid}, musterv1.PhaseFailed, string(musterv1.ReasonPodCreateFailed), "containerPort"},
+		"a name taken blocks it":       {CreateFailure{Object: "pod j-w-0", NameTaken: true, Err: apierrors.NewAlreadyExists(pods, "j-w-0")}, musterv1.PhasePending, string(musterv1.ReasonNameTaken), "an object Muster does not own has its name"},
+		"a refusal blocks it":          {CreateFailure{Object: "pod j-w-0", Err: apierrors.NewForbidden(pods, "j-w-0", errors.New("violates PodSecurity"))}, musterv1.PhasePending, string(musterv1.ReasonPodCreateFailed), "violates PodSecurity"},
+		"a passing fault is retried":   {CreateFailure{Object: "pod j-w-0", Err: apierrors.NewServiceUnavailable("busy")}, musterv1.PhasePending, string(musterv1.ReasonPodsPending), ""},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -43,7 +43,7 @@ func TestRefusedCreates(t *testing.T) {
 			}
 			var reason, message string
 			if tc.wantPhase == musterv1.PhaseFailed {
-				reason, message = st.Completion.Reason, st.Completion.Message
+				reason, message = string(st.Completion.Reason), st.Completion.Message
 			} else {
 				c := st.Condition(musterv1.ConditionRunning)
 				reason, message = c.Reason, c.Message
@@ -51,7 +51,7 @@ func TestRefusedCreates(t *testing.T) {
 			if reason != tc.wantReason || !strings.Contains(message, tc.wantText) {
 				t.Fatalf("reason %s message %q", reason, message)
 			}
-			blocked := tc.wantReason == musterv1.ReasonNameTaken || (tc.wantReason == musterv1.ReasonPodCreateFailed && tc.wantPhase != musterv1.PhaseFailed)
+			blocked := tc.wantReason == string(musterv1.ReasonNameTaken) || (tc.wantReason == string(musterv1.ReasonPodCreateFailed) && tc.wantPhase != musterv1.PhaseFailed)
 			if blocked && (res.RequeueAfter != createRetry || len(res.Events) == 0 || !res.Events[0].Warning) {
 				t.Fatalf("a blocked create warns and is tried again later: requeue %v events %+v", res.RequeueAfter, res.Events)
 			}

@@ -9,7 +9,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/gang"
 	"github.com/muster-dev/muster/internal/text"
 )
@@ -29,7 +29,8 @@ type Gang struct {
 	// Blocked says why the gang object cannot be made (its backend is not
 	// enabled in this operator, or its create was refused); Reason is the
 	// condition reason to show.
-	Blocked, BlockedReason string
+	Blocked       string
+	BlockedReason musterv1.ConditionReason
 }
 
 // applyGang holds the attempt's pods until its gang object exists and its
@@ -51,9 +52,9 @@ func applyGang(g *Gang, job *musterv1.TrainingJob, pods []*corev1.Pod, res *Resu
 	name := gang.GroupName(job.Name, st.Attempt)
 	placed := st.IsTrue(musterv1.ConditionGangScheduled) && st.Scheduling.PodGroup == name
 	st.Scheduling.PodGroup, st.Scheduling.MinAvailable = name, g.MinAvailable
-	set := func(ok bool, reason, msg string) {
+	set := func(ok bool, reason musterv1.ConditionReason, msg string) {
 		c := metav1.Condition{Type: string(musterv1.ConditionGangScheduled), Status: metav1.ConditionFalse,
-			Reason: reason, Message: text.Head(msg, maxMessageLen), ObservedGeneration: job.Generation, LastTransitionTime: now}
+			Reason: string(reason), Message: text.Head(msg, maxMessageLen), ObservedGeneration: job.Generation, LastTransitionTime: now}
 		if ok {
 			c.Status = metav1.ConditionTrue
 		}
@@ -70,7 +71,7 @@ func applyGang(g *Gang, job *musterv1.TrainingJob, pods []*corev1.Pod, res *Resu
 		return
 	case !g.State.Admitted:
 		res.CreatePods = nil
-		set(false, orDefault(g.State.Reason, musterv1.ReasonGangQueued), orDefault(g.State.Message, "waiting for the scheduler to admit "+name))
+		set(false, orDefault(musterv1.ConditionReason(g.State.Reason), musterv1.ReasonGangQueued), orDefault(g.State.Message, "waiting for the scheduler to admit "+name))
 		return
 	}
 	if placed {
@@ -83,7 +84,7 @@ func applyGang(g *Gang, job *musterv1.TrainingJob, pods []*corev1.Pod, res *Resu
 	case why != "":
 		set(false, musterv1.ReasonGangUnschedulable, why)
 	case g.State.Scheduled != nil && g.State.Message != "":
-		set(false, orDefault(g.State.Reason, musterv1.ReasonGangUnschedulable), g.State.Message)
+		set(false, orDefault(musterv1.ConditionReason(g.State.Reason), musterv1.ReasonGangUnschedulable), g.State.Message)
 	default:
 		set(false, musterv1.ReasonGangPending, fmt.Sprintf("%d of the gang's %d tasks placed", bound, g.MinAvailable))
 	}
@@ -111,7 +112,7 @@ func placement(pods []*corev1.Pod, attempt int32) (bound int32, unschedulable st
 	return bound, unschedulable
 }
 
-func orDefault(s, def string) string {
+func orDefault[T ~string](s, def T) T {
 	if s == "" {
 		return def
 	}

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/gang"
 	"github.com/muster-dev/muster/internal/testutil"
@@ -35,11 +35,11 @@ func TestGangHoldsPodsUntilItsObjectAdmitsThem(t *testing.T) {
 	}{
 		{"no gang", nil, 3, ""},
 		{"backend None", &Gang{Backend: musterv1.GangNone}, 3, ""},
-		{"gang object not made yet", &Gang{Backend: musterv1.GangNative, MinAvailable: 3}, 0, musterv1.ReasonGangPending},
+		{"gang object not made yet", &Gang{Backend: musterv1.GangNative, MinAvailable: 3}, 0, string(musterv1.ReasonGangPending)},
 		{"waiting in its queue", &Gang{Backend: musterv1.GangVolcano, MinAvailable: 3, Exists: true,
-			State: gang.State{Reason: musterv1.ReasonGangQueued, Message: "queue full"}}, 0, musterv1.ReasonGangQueued},
-		{"backend not enabled", &Gang{Backend: musterv1.GangVolcano, Blocked: "not enabled", BlockedReason: musterv1.ReasonGangBackendDisabled}, 0, musterv1.ReasonGangBackendDisabled},
-		{"admitted", &Gang{Backend: musterv1.GangNative, MinAvailable: 3, Exists: true, State: gang.State{Admitted: true}}, 3, musterv1.ReasonGangPending},
+			State: gang.State{Reason: string(musterv1.ReasonGangQueued), Message: "queue full"}}, 0, string(musterv1.ReasonGangQueued)},
+		{"backend not enabled", &Gang{Backend: musterv1.GangVolcano, Blocked: "not enabled", BlockedReason: musterv1.ReasonGangBackendDisabled}, 0, string(musterv1.ReasonGangBackendDisabled)},
+		{"admitted", &Gang{Backend: musterv1.GangNative, MinAvailable: 3, Exists: true, State: gang.State{Admitted: true}}, 3, string(musterv1.ReasonGangPending)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -86,7 +86,7 @@ func TestGangScheduledFromPlacementAndSchedulerWords(t *testing.T) {
 		Reason: corev1.PodReasonUnschedulable, Message: "0/1 nodes: insufficient nvidia.com/gpu"}}
 	in := &Gang{Backend: musterv1.GangNative, MinAvailable: 2, Exists: true, State: gang.State{Admitted: true}}
 	res := planGang(job.DeepCopy(), pods, in)
-	if c := gangCondition(res); c == nil || c.Reason != musterv1.ReasonGangUnschedulable || c.Message != "0/1 nodes: insufficient nvidia.com/gpu" {
+	if c := gangCondition(res); c == nil || c.Reason != string(musterv1.ReasonGangUnschedulable) || c.Message != "0/1 nodes: insufficient nvidia.com/gpu" {
 		t.Errorf("unschedulable member: condition %+v", c)
 	}
 	for _, p := range pods {
@@ -120,7 +120,7 @@ func (w *world) preempt(name, scheduler string) {
 // whole, classified by the condition (PodDisrupted, not charged), not by
 // the pod's later absence, and is counted once.
 func TestPreemptedGangMemberRestartsTheGangAtOnce(t *testing.T) {
-	job := testutil.MakeJob("j", "ns").UID("u").Role("w", 3).Obj()
+	job := testutil.MakeJob("j", "ns").UID("u").Role("w", 3).RestartScope(musterv1.RestartScopeJob).Obj()
 	job.Status.Scheduling = &musterv1.SchedulingStatus{Backend: musterv1.GangVolcano}
 	w := newWorld(t, job)
 	w.runAll()
@@ -187,7 +187,7 @@ func TestPreemptedTaskIsClassifiedByItsDisruption(t *testing.T) {
 // A gang job restarts as a whole when a member must be replaced, and a
 // preempted member is not charged to the budget.
 func TestGangMemberLossRestartsTheGang(t *testing.T) {
-	job := testutil.MakeJob("j", "ns").UID("u").Role("w", 2).Obj()
+	job := testutil.MakeJob("j", "ns").UID("u").Role("w", 2).RestartScope(musterv1.RestartScopeJob).Obj()
 	job.Status.Scheduling = &musterv1.SchedulingStatus{Backend: musterv1.GangNative}
 	w := newWorld(t, job)
 	w.step()

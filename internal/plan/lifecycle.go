@@ -5,7 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/observe"
@@ -63,7 +63,7 @@ func finish(c *planContext, st *musterv1.TrainingJobStatus, o Outcome, out *Resu
 		cond = musterv1.ConditionSucceeded
 	}
 	c.setCondition(st, cond, true, reason, o.Completion.Message)
-	out.event(!o.Succeeded, reason, o.Completion.Message)
+	out.event(!o.Succeeded, musterv1.EndedEventReason(reason), o.Completion.Message)
 	removeStore(c, "finished", out)
 	cleanUp(c, st, out)
 	stopWaiting(c, st)
@@ -135,12 +135,11 @@ func expireTTL(c *planContext, st *musterv1.TrainingJobStatus, out *Result) {
 	}
 }
 
-// suspend deletes every pod and keeps the job. Stopped tasks are recreated
-// on resume without counting as restarts; tasks that already ended stay
-// ended.
 // suspend deletes the job's pods and keeps the job, for the reason given:
-// spec.run.suspend, or a queue manager that has not admitted it.
-func suspend(c *planContext, st *musterv1.TrainingJobStatus, out *Result, reason, message string) {
+// spec.run.execution Suspend, a SuspendJob rule, or a queue manager that
+// has not admitted it. Stopped tasks are recreated on resume without
+// counting as restarts; tasks that already ended stay ended.
+func suspend(c *planContext, st *musterv1.TrainingJobStatus, out *Result, reason musterv1.ConditionReason, message string) {
 	// A suspended job is not short of workers: the clock starts anew on
 	// resume.
 	if st.Elastic != nil {
@@ -159,15 +158,15 @@ func suspend(c *planContext, st *musterv1.TrainingJobStatus, out *Result, reason
 		}
 	}
 	st.StartTime = nil
-	if cond := st.Condition(musterv1.ConditionSuspended); cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != reason {
+	if cond := st.Condition(musterv1.ConditionSuspended); cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != string(reason) {
 		c.setCondition(st, musterv1.ConditionSuspended, true, reason, message)
-		out.event(false, reason, "job suspended: "+message)
+		out.event(false, musterv1.EventReason(reason), "job suspended: "+message)
 	}
 }
 
 func resume(c *planContext, st *musterv1.TrainingJobStatus, out *Result) {
 	if st.IsTrue(musterv1.ConditionSuspended) {
 		c.setCondition(st, musterv1.ConditionSuspended, false, musterv1.ReasonResumed, "the job runs: not suspended, and admitted where a queue holds it")
-		out.event(false, musterv1.ReasonResumed, "job resumed: creating its pods")
+		out.event(false, musterv1.EventReasonResumed, "job resumed: creating its pods")
 	}
 }

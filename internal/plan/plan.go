@@ -5,12 +5,10 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/utils/ptr"
-
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
@@ -53,7 +51,7 @@ type PodDeletion struct {
 // Event is a decision a user will want to see in `kubectl describe`.
 type Event struct {
 	Warning bool
-	Reason  string
+	Reason  musterv1.EventReason
 	Message string
 }
 
@@ -112,9 +110,9 @@ func Plan(in Input) Result {
 		stop(c, status, &out)
 	case job.Spec.Run.Execution == musterv1.ExecutionCreate:
 		hold(c, status)
-	case ptr.Deref(job.Spec.Run.Suspend, false):
+	case job.Spec.Run.Execution == musterv1.ExecutionSuspend:
 		ensureService(c, status, in.HasService, &out)
-		suspend(c, status, &out, musterv1.ReasonSuspended, "spec.run.suspend is true: the job has no pods")
+		suspend(c, status, &out, musterv1.ReasonSuspended, "spec.run.execution is Suspend: the job has no pods")
 	case in.Admission != nil && !in.Admission.Admitted:
 		// A queue manager has not admitted the job, or took it back: it
 		// waits like a suspended job, and nothing it loses is charged.

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/testutil"
@@ -256,7 +256,7 @@ func TestVanishedPodIsReplacedWithoutCounting(t *testing.T) {
 func TestSuspendAndResume(t *testing.T) {
 	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 2).WithDefaults().Obj())
 	w.runAll()
-	w.job.Spec.Run.Suspend = new(true)
+	w.job.Spec.Run.Execution = musterv1.ExecutionSuspend
 	res := w.step()
 	if len(res.DeletePods) != 2 || w.job.Status.Phase != musterv1.PhaseSuspended || w.job.Status.StartTime != nil {
 		t.Fatalf("deletes %d phase %s start %v", len(res.DeletePods), w.job.Status.Phase, w.job.Status.StartTime)
@@ -270,7 +270,7 @@ func TestSuspendAndResume(t *testing.T) {
 	if len(w.pods) != 0 || w.task("w", 0).State != musterv1.TaskStopped {
 		t.Fatalf("pods %d task %+v", len(w.pods), w.task("w", 0))
 	}
-	w.job.Spec.Run.Suspend = new(false)
+	w.job.Spec.Run.Execution = musterv1.ExecutionStart
 	res = w.step()
 	if len(res.CreatePods) != 2 || res.CreatePods[0].Labels[musterv1.LabelTaskAttempt] != "2" {
 		t.Fatalf("want 2 creates as attempt 2, got %d", len(res.CreatePods))
@@ -335,7 +335,7 @@ func TestStrayPodsAreDeleted(t *testing.T) {
 func TestEveryActionIsInTheTable(t *testing.T) {
 	all := []musterv1.FailureAction{
 		failure.ActionSucceedTask, musterv1.ActionRestartTask, musterv1.ActionRestartRole, musterv1.ActionRestartJob,
-		musterv1.ActionFailTask, musterv1.ActionFailJob, musterv1.ActionTerminateJob, musterv1.ActionCompleteJob,
+		musterv1.ActionFailTask, musterv1.ActionFailJob, musterv1.ActionFailJob, musterv1.ActionCompleteJob,
 		musterv1.ActionSuspendJob,
 	}
 	for _, a := range all {

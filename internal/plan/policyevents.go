@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
 )
@@ -59,7 +59,7 @@ func (a *applier) checkPending(role *musterv1.Role, ts *musterv1.TaskStatus, pod
 		return
 	}
 	ts.LastExit = &musterv1.ExitStatus{
-		PodUID: pod.UID, Reason: musterv1.ReasonPodPendingTimeout, FinishedAt: new(a.c.now),
+		PodUID: pod.UID, Reason: musterv1.ExitReasonPodPendingTimeout, FinishedAt: new(a.c.now),
 		Message: fmt.Sprintf("the pod did not start within %ds", timeout),
 	}
 	a.applyRule(i, failureCase{role: role, task: ts, pod: pod, accountable: true,
@@ -103,14 +103,14 @@ func partlyPlaced(roles []musterv1.RoleStatus, pods observe.Pods) bool {
 // such a change.
 func suspendByPolicy(c *planContext, st *musterv1.TrainingJobStatus, why string, out *Result) {
 	c.setCondition(st, musterv1.ConditionSuspended, true, musterv1.ReasonSuspendedByPolicy, "a lifecycle policy suspends the job: "+why)
-	out.event(false, musterv1.ReasonSuspendedByPolicy, "suspending the job: "+why)
+	out.event(false, musterv1.EventReasonSuspendedByPolicy, "suspending the job: "+why)
 }
 
 // suspendedByPolicy is the message of a failure rule's suspension of this
 // generation of the spec, and whether there is one.
 func suspendedByPolicy(c *planContext, st *musterv1.TrainingJobStatus) (string, bool) {
 	cond := st.Condition(musterv1.ConditionSuspended)
-	if cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == musterv1.ReasonSuspendedByPolicy &&
+	if cond != nil && cond.Status == metav1.ConditionTrue && cond.Reason == string(musterv1.ReasonSuspendedByPolicy) &&
 		cond.ObservedGeneration == c.job.Generation {
 		return cond.Message, true
 	}

@@ -4,7 +4,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // ProgressOnly is whether a plan only moves the job's status along the way
@@ -33,7 +33,11 @@ func ProgressOnly(job *musterv1.TrainingJob, res Result) bool {
 // countsTasks is whether the Running condition's message, with this
 // reason, is the count of running tasks.
 func countsTasks(reason string) bool {
-	return reason == musterv1.ReasonPodsPending || reason == musterv1.ReasonPodsRunning || reason == musterv1.ReasonScaling
+	switch musterv1.ConditionReason(reason) {
+	case musterv1.ReasonPodsPending, musterv1.ReasonPodsRunning, musterv1.ReasonScaling:
+		return true
+	}
+	return false
 }
 
 // acts is whether a plan changes anything beside the job's status, or

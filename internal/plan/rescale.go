@@ -3,7 +3,7 @@ package plan
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 )
 
@@ -34,7 +34,7 @@ func scaleDown(c *planContext, role *musterv1.Role, ts *musterv1.TaskStatus, pod
 		ts.DeletionPending = true
 		ts.LastExit = new(failure.ScaledDownExit(ts.PodUID, role.Name, c.now.Time))
 		if pod != nil {
-			out.event(false, "ScalingDown", "deleting "+ts.Pod+": role "+role.Name+" scaled down")
+			out.event(false, musterv1.EventReasonScalingDown, "deleting "+ts.Pod+": role "+role.Name+" scaled down")
 		}
 	}
 	switch {

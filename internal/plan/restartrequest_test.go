@@ -3,7 +3,7 @@ package plan
 import (
 	"testing"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -59,7 +59,7 @@ func TestRestartRequestOutsideARunIsOnlyRecorded(t *testing.T) {
 
 	w := newWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 1).WithDefaults().Obj())
 	w.runAll()
-	w.job.Spec.Run.Suspend = new(true)
+	w.job.Spec.Run.Execution = musterv1.ExecutionSuspend
 	w.step()
 	w.job.Spec.Run.RestartRequest = "while-suspended"
 	res = w.plan()

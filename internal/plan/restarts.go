@@ -3,7 +3,7 @@ package plan
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
 )
@@ -19,7 +19,7 @@ func (a *applier) restartTask(role *musterv1.Role, ts *musterv1.TaskStatus, pod 
 	switch charge := a.c.policy.Budget.Charge(accountable, a.st.Restarts.Accountable, ts.AccountableRestarts); charge {
 	case failure.TaskExhausted:
 		settle(ts, false, a.out)
-		a.out.event(true, musterv1.ReasonTaskRetriesExhausted, ts.Pod+" used "+a.c.policy.Budget.Exhausted(charge))
+		a.out.event(true, musterv1.EventReasonTaskRetriesExhausted, ts.Pod+" used "+a.c.policy.Budget.Exhausted(charge))
 		a.taskFailedRule(role, ts)
 		return
 	case failure.JobExhausted:
@@ -36,7 +36,7 @@ func (a *applier) restartTask(role *musterv1.Role, ts *musterv1.TaskStatus, pod 
 		ts.AccountableRestarts++
 		a.st.Restarts.Accountable++
 	}
-	a.out.event(false, musterv1.ReasonTaskRestarting, "restarting "+ts.Pod+" after "+failure.DescribeExit(exit))
+	a.out.event(false, musterv1.EventReasonTaskRestarting, "restarting "+ts.Pod+" after "+failure.DescribeExit(exit))
 	if pod != nil {
 		a.replaceEnded(role, ts, pod)
 	} else {
@@ -87,7 +87,7 @@ func (a *applier) applyRoleRestarts() {
 		}
 		a.st.Restarts.Total++
 		a.st.Restarts.Accountable++
-		a.out.event(false, musterv1.ReasonTaskRestarting, "restarting role "+rs.Name+": "+why)
+		a.out.event(false, musterv1.EventReasonTaskRestarting, "restarting role "+rs.Name+": "+why)
 		for j := range rs.Tasks {
 			t := &rs.Tasks[j]
 			if !counted(*t) {
@@ -102,7 +102,7 @@ func (a *applier) applyRoleRestarts() {
 			if !isEnded(t, pod.UID) {
 				// Record which instance goes, so a crash before the delete
 				// still deletes it on the next reconcile.
-				t.LastExit = &musterv1.ExitStatus{PodUID: pod.UID, Reason: musterv1.ReasonRoleRestarted, Message: why, FinishedAt: new(a.c.now)}
+				t.LastExit = &musterv1.ExitStatus{PodUID: pod.UID, Reason: musterv1.ExitReasonRoleRestarted, Message: why, FinishedAt: new(a.c.now)}
 			}
 			a.out.deletePod(pod, "role restart")
 		}

@@ -8,14 +8,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // The phases of a plan add the actions they decide to the Result, which
 // is written to and never read to decide anything: the executor carries
 // the actions out, in order, once the status is written.
 
-func (r *Result) event(warning bool, reason, msg string) {
+func (r *Result) event(warning bool, reason musterv1.EventReason, msg string) {
 	r.Events = append(r.Events, Event{Warning: warning, Reason: reason, Message: msg})
 }
 
@@ -65,7 +65,7 @@ func (r *Result) forceIfOverdue(pod *corev1.Pod, role *musterv1.Role, now time.T
 		return
 	}
 	r.DeletePods = append(r.DeletePods, PodDeletion{Name: pod.Name, UID: pod.UID, Reason: "graceful deletion timeout", Force: true})
-	r.event(true, musterv1.ReasonForceDeleted, fmt.Sprintf("force-deleting %s: still terminating %ds after its deletion was asked (spec.roles[].gracefulDeletionTimeoutSeconds)",
+	r.event(true, musterv1.EventReasonForceDeleted, fmt.Sprintf("force-deleting %s: still terminating %ds after its deletion was asked (spec.roles[].gracefulDeletionTimeoutSeconds)",
 		pod.Name, *role.GracefulDeletionTimeoutSeconds))
 }
 

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -69,8 +69,8 @@ func TestStaticPyTorchRestartsTheWholeGang(t *testing.T) {
 }
 
 func TestJobRetryPolicy(t *testing.T) {
-	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
-	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: new(int32(1))}
+	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyNever).BackoffLimit(1).WithDefaults().Obj()
+	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{Policy: musterv1.RetryOnFailure}
 	w := newWorld(t, job)
 	w.runAll()
 	w.exit("j-w-0", 1)
@@ -92,7 +92,7 @@ func TestJobRetryPolicy(t *testing.T) {
 
 func TestTransientFailuresRetryTheJobWithoutCounting(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
-	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: new(int32(0))}
+	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{Policy: musterv1.RetryOnTransientFailure}
 	w := newWorld(t, job)
 	w.runAll()
 	w.pods["j-w-0"].Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}
@@ -225,7 +225,7 @@ func TestPodPendingTimeout(t *testing.T) {
 	}
 	w.now = w.now.Add(2 * time.Minute)
 	res := w.step()
-	if len(res.DeletePods) != 4 || w.task("ps", 0).LastExit.Reason != musterv1.ReasonPodPendingTimeout {
+	if len(res.DeletePods) != 4 || w.task("ps", 0).LastExit.Reason != musterv1.ExitReasonPodPendingTimeout {
 		t.Fatalf("deletes %d task %+v", len(res.DeletePods), w.task("ps", 0))
 	}
 }
@@ -247,7 +247,7 @@ func TestInvalidRulesFailTheJobBeforeAnythingIsCreated(t *testing.T) {
 
 func TestConflictDelaysTheNewAttempt(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
-	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: new(int32(1)), ConflictDelaySeconds: musterv1.DelayBounds{Min: new(int32(30)), Max: new(int32(40))}}
+	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{Policy: musterv1.RetryOnFailure, ConflictDelaySeconds: musterv1.DelayBounds{Min: new(int32(30)), Max: new(int32(40))}}
 	w := newWorld(t, job)
 	w.runAll()
 	w.exit("j-w-0", 201) // the program says: transient, resource conflict
@@ -301,8 +301,8 @@ func TestSuspendPolicyHoldsUntilTheSpecChanges(t *testing.T) {
 	if w.job.Status.Phase != musterv1.PhaseSuspended {
 		t.Fatalf("phase %s, want Suspended", w.job.Status.Phase)
 	}
-	if w.job.Spec.Run.Suspend != nil {
-		t.Fatalf("the spec was written: spec.run.suspend %v", *w.job.Spec.Run.Suspend)
+	if w.job.Spec.Run.Execution != "" {
+		t.Fatalf("the spec was written: spec.run.execution %s", w.job.Spec.Run.Execution)
 	}
 	// Held: the pods go and none comes back, over any number of plans.
 	for range 3 {

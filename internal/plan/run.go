@@ -6,7 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/validation"
 )
 
@@ -82,7 +82,7 @@ func resolve(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, out 
 	newAttempt(c, st, *r.restart, &r.outcome, out)
 	if r.delay > 0 {
 		st.NextAttemptTime = new(metav1.NewTime(c.now.Add(r.delay)))
-		out.event(false, musterv1.ReasonJobRestarting, "the new attempt waits "+r.delay.String()+" after a resource conflict")
+		out.event(false, musterv1.EventReasonJobRestarting, "the new attempt waits "+r.delay.String()+" after a resource conflict")
 	}
 	return jobDecision{restart: r.restart}
 }

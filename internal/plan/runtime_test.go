@@ -5,7 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -47,7 +47,7 @@ func TestStaticRuntimesRestartWhole(t *testing.T) {
 	}{
 		"tensorflow": {musterv1.Runtime{TensorFlow: &musterv1.TensorFlowRuntime{}}, 1},
 		"jax":        {musterv1.Runtime{JAX: &musterv1.JAXRuntime{}}, 1},
-		"volcano":    {musterv1.Runtime{Volcano: &musterv1.VolcanoRuntime{}}, 0},
+		"volcano":    {musterv1.Runtime{VolcanoJob: &musterv1.VolcanoJobRuntime{}}, 0},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

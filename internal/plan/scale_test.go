@@ -5,7 +5,7 @@ import (
 
 	"testing"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/topology"
 	"github.com/muster-dev/muster/internal/testutil"
@@ -55,11 +55,11 @@ func TestScaleUpKeepsTheJobRunning(t *testing.T) {
 	w.step()
 	w.step()
 	c := w.job.Status.Condition(musterv1.ConditionRunning)
-	if w.job.Status.Phase != musterv1.PhaseRunning || c == nil || c.Reason != musterv1.ReasonScaling {
+	if w.job.Status.Phase != musterv1.PhaseRunning || c == nil || c.Reason != string(musterv1.ReasonScaling) {
 		t.Fatalf("growing: phase %s, Running condition %+v", w.job.Status.Phase, c)
 	}
 	w.runEverything()
-	if c := w.job.Status.Condition(musterv1.ConditionRunning); c.Reason != musterv1.ReasonPodsRunning || w.job.Status.Ready != "4/4" {
+	if c := w.job.Status.Condition(musterv1.ConditionRunning); c.Reason != string(musterv1.ReasonPodsRunning) || w.job.Status.Ready != "4/4" {
 		t.Fatalf("grown: %+v, ready %s", c, w.job.Status.Ready)
 	}
 }

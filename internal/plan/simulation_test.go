@@ -19,7 +19,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/testutil"
@@ -44,7 +44,7 @@ func simJobs() map[string]*musterv1.TrainingJob {
 		"never restarted, retried as a whole": func() *musterv1.TrainingJob {
 			j := testutil.MakeJob("retry", "ns").UID("retry").Role("w", 3).RestartPolicy(musterv1.RestartPolicyNever).
 				BackoffLimit(5).WithDefaults().Obj()
-			j.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: new(int32(3))}
+			j.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{Policy: musterv1.RetryOnFailure}
 			return j
 		}(),
 	}
@@ -169,8 +169,11 @@ func (s *sim) event() {
 			s.log = append(s.log, fmt.Sprintf("scale to %d", n))
 		}
 	case r < 83:
-		suspended := !ptrTrue(s.job.Spec.Run.Suspend)
-		s.job.Spec.Run.Suspend = &suspended
+		suspended := s.job.Spec.Run.Execution != musterv1.ExecutionSuspend
+		s.job.Spec.Run.Execution = musterv1.ExecutionStart
+		if suspended {
+			s.job.Spec.Run.Execution = musterv1.ExecutionSuspend
+		}
 		s.job.Generation++
 		s.log = append(s.log, fmt.Sprintf("suspend %v", suspended))
 	case r < 88:
@@ -200,8 +203,6 @@ func removedAtOnce(res Result, pod *corev1.Pod) bool {
 	}
 	return false
 }
-
-func ptrTrue(b *bool) bool { return b != nil && *b }
 
 // reconcile is one pass of the operator, which may die before it writes
 // status or between writing and acting.
@@ -432,7 +433,7 @@ func describePlan(res Result) []string {
 	names("delete", deletes)
 	names("release", releases)
 	for _, e := range res.Events {
-		out = append(out, "  event "+e.Reason+": "+e.Message)
+		out = append(out, "  event "+string(e.Reason)+": "+e.Message)
 	}
 	st := res.Status
 	out = append(out, fmt.Sprintf("  status %s, attempt %d, restarts %d/%d, retries %d/%d",

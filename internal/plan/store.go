@@ -3,7 +3,7 @@ package plan
 import (
 	corev1 "k8s.io/api/core/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/topology"
@@ -34,7 +34,7 @@ func syncStore(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, de
 		if rs.StoreEnded != pod.UID {
 			rs.StoreRestarts++
 			rs.StoreEnded = pod.UID
-			out.event(true, musterv1.ReasonStoreRestarting, "the rendezvous store "+pod.Name+" ended ("+failure.DescribeExit(failure.ExitOf(pod, c.classifier))+"); replacing it")
+			out.event(true, musterv1.EventReasonStoreRestarting, "the rendezvous store "+pod.Name+" ended ("+failure.DescribeExit(failure.ExitOf(pod, c.classifier))+"); replacing it")
 		}
 		out.deletePod(pod, "store ended")
 	case pod.Status.Phase == corev1.PodRunning:

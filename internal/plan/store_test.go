@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -53,7 +53,7 @@ func TestDedicatedStoreLifecycle(t *testing.T) {
 	}
 
 	// Suspending removes it with the workers.
-	w.job.Spec.Run.Suspend = new(true)
+	w.job.Spec.Run.Execution = musterv1.ExecutionSuspend
 	w.step()
 	if len(w.pods) != 0 {
 		t.Fatalf("suspend removes everything: %d pods", len(w.pods))
@@ -125,19 +125,19 @@ func TestBelowMinClockRestartsOnSuspendAndNewAttempt(t *testing.T) {
 	if w.job.Status.Elastic.BelowMinSince == nil {
 		t.Fatal("no worker runs: below min")
 	}
-	w.job.Spec.Run.Suspend = new(true)
+	w.job.Spec.Run.Execution = musterv1.ExecutionSuspend
 	w.step()
 	if w.job.Status.Elastic.BelowMinSince != nil {
 		t.Fatal("a suspended job is not short of workers")
 	}
 	w.now = w.now.Add(time.Hour)
-	w.job.Spec.Run.Suspend = new(false)
+	w.job.Spec.Run.Execution = musterv1.ExecutionStart
 	w.step()
 	if since := w.job.Status.Elastic.BelowMinSince; since == nil || !since.Time.Equal(w.now) || w.job.Status.Phase == musterv1.PhaseFailed {
 		t.Fatalf("resumed an hour later: the clock starts now, the job does not fail: since %v phase %s", since, w.job.Status.Phase)
 	}
 	w.job.Status.Elastic.BelowMinSince = new(metav1.NewTime(w.now.Add(-50 * time.Second)))
-	w.job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: new(int32(1))}
+	w.job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{Policy: musterv1.RetryOnFailure}
 	w.job.Spec.Roles[0].RestartPolicy = musterv1.RestartPolicyNever
 	w.job.Spec.Roles[0].Completion = &musterv1.CompletionPolicy{MinFailed: new(int32(1))}
 	w.runEverything()

@@ -3,7 +3,7 @@ package plan
 import (
 	"time"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/topology"
@@ -120,7 +120,7 @@ func settle(ts *musterv1.TaskStatus, succeeded bool, out *Result) {
 		return
 	}
 	ts.State = musterv1.TaskFailed
-	out.event(true, musterv1.ReasonTaskFailed, ts.Pod+" failed: "+failure.DescribeExit(*ts.LastExit))
+	out.event(true, musterv1.EventReasonTaskFailed, ts.Pod+" failed: "+failure.DescribeExit(*ts.LastExit))
 }
 
 // createPod asks for the task's next pod, unless something it needs is not

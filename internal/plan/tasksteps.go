@@ -4,7 +4,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/observe"
@@ -84,7 +84,7 @@ func observeRole(c *planContext, role *musterv1.Role, old *musterv1.RoleStatus, 
 			} else {
 				endsLeft--
 				s.end = classifyEnd(c, s.task, s.pod)
-				s.decision = failure.Decide(c.policy, c.failureRole(role), s.end)
+				s.decision = failure.Decide(c.policy, failure.RoleOf(role), s.end)
 			}
 		}
 		steps = append(steps, s)

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/topology"
 	"github.com/muster-dev/muster/internal/testutil"
 )

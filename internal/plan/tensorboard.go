@@ -6,7 +6,7 @@ import (
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/objects"
 )
 
@@ -80,7 +80,7 @@ func tensorBoardStep(c *planContext, st *musterv1.TrainingJobStatus, seen Tensor
 			reason, msg = musterv1.ReasonNameTaken, fmt.Sprintf("%s cannot be created: an object Muster does not own has its name", f.Object)
 		}
 		c.setCondition(st, musterv1.ConditionTensorBoardReady, false, reason, msg)
-		out.event(true, reason, msg)
+		out.event(true, musterv1.EventReason(reason), msg)
 		out.RequeueWithin(createRetry)
 		return
 	}
@@ -118,5 +118,5 @@ func tensorBoardFailure(failures []CreateFailure) (CreateFailure, bool) {
 // blockedTensorBoard is whether the TensorBoard's last create was refused.
 func blockedTensorBoard(st *musterv1.TrainingJobStatus) bool {
 	cond := apimeta.FindStatusCondition(st.Conditions, string(musterv1.ConditionTensorBoardReady))
-	return cond != nil && (cond.Reason == musterv1.ReasonNameTaken || cond.Reason == musterv1.ReasonTensorBoardFailed)
+	return cond != nil && (cond.Reason == string(musterv1.ReasonNameTaken) || cond.Reason == string(musterv1.ReasonTensorBoardFailed))
 }

@@ -8,7 +8,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -43,7 +43,7 @@ func TestTensorBoardLifecycle(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").UID("u").Role("w", 1).TensorBoard("runs", time.Minute).WithDefaults().Obj()
 
 	res := tensorBoardPlan(job, now, TensorBoard{})
-	expectTensorBoard(t, res, metav1.ConditionFalse, musterv1.ReasonStarting, TensorBoardEnsure)
+	expectTensorBoard(t, res, metav1.ConditionFalse, string(musterv1.ReasonStarting), TensorBoardEnsure)
 	if a := res.Status.TensorBoard; a.Address != "http://j-tensorboard.ns.svc:6006" {
 		t.Fatalf("status.tensorboard = %+v", a)
 	}
@@ -53,16 +53,16 @@ func TestTensorBoardLifecycle(t *testing.T) {
 	job.Status = res.Status
 
 	made := TensorBoard{Deployment: true, Service: true, Current: true}
-	expectTensorBoard(t, tensorBoardPlan(job, now, made), metav1.ConditionFalse, musterv1.ReasonStarting, "")
+	expectTensorBoard(t, tensorBoardPlan(job, now, made), metav1.ConditionFalse, string(musterv1.ReasonStarting), "")
 	ready := made
 	ready.Ready = true
 	res = tensorBoardPlan(job, now, ready)
-	expectTensorBoard(t, res, metav1.ConditionTrue, musterv1.ReasonReady, "")
+	expectTensorBoard(t, res, metav1.ConditionTrue, string(musterv1.ReasonReady), "")
 
 	// A changed spec.tensorboard brings the Deployment up to date.
 	stale := ready
 	stale.Current = false
-	expectTensorBoard(t, tensorBoardPlan(job, now, stale), metav1.ConditionTrue, musterv1.ReasonReady, TensorBoardEnsure)
+	expectTensorBoard(t, tensorBoardPlan(job, now, stale), metav1.ConditionTrue, string(musterv1.ReasonReady), TensorBoardEnsure)
 
 	// The job ends: the TensorBoard stays until its TTL has passed.
 	done := now.Add(time.Hour)
@@ -70,20 +70,20 @@ func TestTensorBoardLifecycle(t *testing.T) {
 	job.Status.CompletionTime = &metav1.Time{Time: done}
 	job.Status.Completion = &musterv1.CompletionStatus{Reason: musterv1.ReasonAllTasksCompleted}
 	apimeta.SetStatusCondition(&job.Status.Conditions, metav1.Condition{Type: string(musterv1.ConditionSucceeded),
-		Status: metav1.ConditionTrue, Reason: musterv1.ReasonAllTasksCompleted})
+		Status: metav1.ConditionTrue, Reason: string(musterv1.ReasonAllTasksCompleted)})
 	res = tensorBoardPlan(job, done.Add(20*time.Second), ready)
-	expectTensorBoard(t, res, metav1.ConditionTrue, musterv1.ReasonReady, "")
+	expectTensorBoard(t, res, metav1.ConditionTrue, string(musterv1.ReasonReady), "")
 	if res.RequeueAfter <= 0 || res.RequeueAfter > 40*time.Second {
 		t.Fatalf("requeue after %v, want at the TTL, 40s on", res.RequeueAfter)
 	}
 	res = tensorBoardPlan(job, done.Add(61*time.Second), ready)
-	expectTensorBoard(t, res, metav1.ConditionFalse, musterv1.ReasonTTLExpired, TensorBoardRemove)
+	expectTensorBoard(t, res, metav1.ConditionFalse, string(musterv1.ReasonTTLExpired), TensorBoardRemove)
 	if res.Status.TensorBoard.Address != "" {
 		t.Fatalf("a removed TensorBoard has no address: %+v", res.Status.TensorBoard)
 	}
 	job.Status = res.Status
 	// Gone, it is never made again.
-	expectTensorBoard(t, tensorBoardPlan(job, done.Add(time.Hour), TensorBoard{}), metav1.ConditionFalse, musterv1.ReasonTTLExpired, "")
+	expectTensorBoard(t, tensorBoardPlan(job, done.Add(time.Hour), TensorBoard{}), metav1.ConditionFalse, string(musterv1.ReasonTTLExpired), "")
 }
 
 // Without a TTL the TensorBoard lives as long as the job; removing
@@ -94,10 +94,10 @@ func TestTensorBoardRemovedWithItsSpec(t *testing.T) {
 	job.Status.CompletionTime = &metav1.Time{Time: now.Add(-24 * time.Hour)}
 	job.Status.Completion = &musterv1.CompletionStatus{Reason: musterv1.ReasonBackoffLimitExceeded}
 	apimeta.SetStatusCondition(&job.Status.Conditions, metav1.Condition{Type: string(musterv1.ConditionFailed),
-		Status: metav1.ConditionTrue, Reason: musterv1.ReasonBackoffLimitExceeded})
+		Status: metav1.ConditionTrue, Reason: string(musterv1.ReasonBackoffLimitExceeded)})
 	ready := TensorBoard{Deployment: true, Service: true, Current: true, Ready: true}
 	res := tensorBoardPlan(job, now, ready)
-	expectTensorBoard(t, res, metav1.ConditionTrue, musterv1.ReasonReady, "")
+	expectTensorBoard(t, res, metav1.ConditionTrue, string(musterv1.ReasonReady), "")
 	if res.RequeueAfter != 0 {
 		t.Fatalf("nothing to wait for without a TTL, requeue %v", res.RequeueAfter)
 	}
@@ -123,8 +123,8 @@ func TestTensorBoardNameTakenBlocksOnlyTheTensorBoard(t *testing.T) {
 
 	taken := CreateFailure{Object: "Deployment j-tensorboard", NameTaken: true, TensorBoard: true, Err: errors.New("already exists")}
 	res := tensorBoardPlan(job, now, TensorBoard{}, taken)
-	expectTensorBoard(t, res, metav1.ConditionFalse, musterv1.ReasonNameTaken, TensorBoardEnsure)
-	if len(res.Events) == 0 || res.Events[0].Reason != musterv1.ReasonNameTaken || !res.Events[0].Warning {
+	expectTensorBoard(t, res, metav1.ConditionFalse, string(musterv1.ReasonNameTaken), TensorBoardEnsure)
+	if len(res.Events) == 0 || res.Events[0].Reason != musterv1.EventReasonNameTaken || !res.Events[0].Warning {
 		t.Fatalf("events %+v, want a NameTaken warning", res.Events)
 	}
 	if res.RequeueAfter != createRetry {
@@ -133,19 +133,19 @@ func TestTensorBoardNameTakenBlocksOnlyTheTensorBoard(t *testing.T) {
 	if len(res.CreatePods) != 2 || res.Status.IsTrue(musterv1.ConditionFailed) {
 		t.Fatalf("the job must run on: %d creates, conditions %+v", len(res.CreatePods), res.Status.Conditions)
 	}
-	if c := apimeta.FindStatusCondition(res.Status.Conditions, string(musterv1.ConditionRunning)); c != nil && c.Reason == musterv1.ReasonNameTaken {
+	if c := apimeta.FindStatusCondition(res.Status.Conditions, string(musterv1.ConditionRunning)); c != nil && c.Reason == string(musterv1.ReasonNameTaken) {
 		t.Fatalf("the job's Running condition blames the TensorBoard: %+v", c)
 	}
 	job.Status = res.Status
 
 	// The retry's plan, before its create is refused again: still Blocked.
 	res = tensorBoardPlan(job, now.Add(createRetry), TensorBoard{})
-	expectTensorBoard(t, res, metav1.ConditionFalse, musterv1.ReasonNameTaken, TensorBoardEnsure)
+	expectTensorBoard(t, res, metav1.ConditionFalse, string(musterv1.ReasonNameTaken), TensorBoardEnsure)
 	job.Status = res.Status
 
 	// The other object went: the TensorBoard is made.
 	res = tensorBoardPlan(job, now.Add(2*createRetry), TensorBoard{Deployment: true, Service: true, Current: true})
-	expectTensorBoard(t, res, metav1.ConditionFalse, musterv1.ReasonStarting, "")
+	expectTensorBoard(t, res, metav1.ConditionFalse, string(musterv1.ReasonStarting), "")
 }
 
 // Any other refusal (a quota, an invalid resources field) is Blocked too,
@@ -154,7 +154,7 @@ func TestTensorBoardCreateRefused(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").UID("u").Role("w", 1).TensorBoard("", -1).WithDefaults().Obj()
 	refused := CreateFailure{Object: "Deployment j-tensorboard", TensorBoard: true, Err: errors.New(`exceeded quota: compute`)}
 	res := tensorBoardPlan(job, time.Unix(1000, 0), TensorBoard{}, refused)
-	expectTensorBoard(t, res, metav1.ConditionFalse, musterv1.ReasonTensorBoardFailed, TensorBoardEnsure)
+	expectTensorBoard(t, res, metav1.ConditionFalse, string(musterv1.ReasonTensorBoardFailed), TensorBoardEnsure)
 	if msg := tensorBoardCondition(t, res).Message; msg != "creating Deployment j-tensorboard: exceeded quota: compute" {
 		t.Fatalf("message %q", msg)
 	}
@@ -166,7 +166,7 @@ func TestTensorBoardOnAMissingVolume(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").UID("u").Role("w", 1).TensorBoard("", -1).WithDefaults().Obj()
 	job.Spec.TensorBoard.Logs.Volume = "nothing"
 	res := tensorBoardPlan(job, time.Unix(1000, 0), TensorBoard{})
-	expectTensorBoard(t, res, metav1.ConditionFalse, musterv1.ReasonInvalidSpec, "")
+	expectTensorBoard(t, res, metav1.ConditionFalse, string(musterv1.ReasonInvalidSpec), "")
 	if len(res.CreatePods) != 1 || res.Status.IsTrue(musterv1.ConditionFailed) {
 		t.Fatalf("the job must run on: %d creates", len(res.CreatePods))
 	}

@@ -3,6 +3,7 @@
 package testutil
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // JobBuilder builds a TrainingJob.
@@ -124,8 +125,20 @@ func (b *JobBuilder) BackoffLimitPerTask(n int32) *JobBuilder {
 	return b
 }
 
-// Suspend sets spec.run.suspend.
-func (b *JobBuilder) Suspend(s bool) *JobBuilder { b.job.Spec.Run.Suspend = &s; return b }
+// Suspend sets spec.run.execution to Suspend, or back to Start.
+func (b *JobBuilder) Suspend(s bool) *JobBuilder {
+	b.job.Spec.Run.Execution = musterv1.ExecutionStart
+	if s {
+		b.job.Spec.Run.Execution = musterv1.ExecutionSuspend
+	}
+	return b
+}
+
+// RestartScope sets the restart scope of the last role.
+func (b *JobBuilder) RestartScope(s musterv1.RestartScope) *JobBuilder {
+	b.last().RestartScope = s
+	return b
+}
 
 // ActiveDeadline sets spec.run.activeDeadlineSeconds.
 func (b *JobBuilder) ActiveDeadline(d time.Duration) *JobBuilder {
@@ -157,8 +170,33 @@ func (b *JobBuilder) WithDefaults() *JobBuilder {
 	return b
 }
 
-// Obj returns a copy of the job.
-func (b *JobBuilder) Obj() *musterv1.TrainingJob { return b.job.DeepCopy() }
+// Obj returns a copy of the job. A role whose restart scope is not set
+// gets the one its shape calls for: Task in an elastic role, Job where
+// tasks learn their peers once (a runtime other than volcanoJob) or a gang
+// backend is named, Task otherwise; RestartScope sets another.
+func (b *JobBuilder) Obj() *musterv1.TrainingJob {
+	job := b.job.DeepCopy()
+	for i := range job.Spec.Roles {
+		if r := &job.Spec.Roles[i]; r.RestartScope == "" {
+			r.RestartScope = shapeScope(job, r.Name)
+		}
+	}
+	return job
+}
+
+func shapeScope(job *musterv1.TrainingJob, role string) musterv1.RestartScope {
+	rt := job.Spec.Runtime
+	scalable := slices.ContainsFunc(job.Spec.Scaling.Roles, func(s musterv1.ScalingRole) bool { return s.Name == role })
+	switch {
+	case rt != nil && rt.PyTorch != nil && rt.PyTorch.Elastic != nil && scalable:
+		return musterv1.RestartScopeTask
+	case rt != nil && rt.VolcanoJob == nil:
+		return musterv1.RestartScopeJob
+	case job.Spec.Scheduling.Backend != "" && job.Spec.Scheduling.Backend != musterv1.GangNone:
+		return musterv1.RestartScopeJob
+	}
+	return musterv1.RestartScopeTask
+}
 
 // PodBuilder builds an observed pod of a job, as the operator made it.
 type PodBuilder struct{ pod corev1.Pod }

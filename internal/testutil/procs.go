@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // PodProcesses are the host processes of a pod on the local cluster's

@@ -5,14 +5,21 @@ import (
 	"fmt"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 )
 
 // ValidatingConfigName is the webhook configuration in config/webhook,
 // whose caBundle the rotator keeps current.
 const ValidatingConfigName = "muster-validating-webhook"
+
+// CRDName is the TrainingJob CRD, whose conversion webhook's caBundle the
+// rotator keeps current too.
+const CRDName = "trainingjobs.muster.dev"
 
 // CertOptions say where the serving certificate lives.
 type CertOptions struct {
@@ -33,6 +40,23 @@ type CertOptions struct {
 	// ValidatingConfig names the webhook configuration that gets the CA;
 	// ValidatingConfigName when empty.
 	ValidatingConfig string
+	// Conversion is whether the CRD converts through the operator
+	// (ConversionConfigured), and so gets the CA too.
+	Conversion bool
+}
+
+// ConversionConfigured is whether the TrainingJob CRD calls a conversion
+// webhook: config/webhook sets one up to serve v1alpha1; the Helm chart
+// and config/default serve v1beta1 alone and have none, and the rotator
+// must not wait for a CA it has nowhere to write.
+func ConversionConfigured(ctx context.Context, r client.Reader) (bool, error) {
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	if err := r.Get(ctx, client.ObjectKey{Name: CRDName}, crd); err != nil {
+		return false, fmt.Errorf("reading the CRD %s: %w", CRDName, err)
+	}
+	strategy, _, _ := unstructured.NestedString(crd.Object, "spec", "conversion", "strategy")
+	return strategy == "Webhook", nil
 }
 
 // RBAC of the rotator. Its cache lists and watches Secrets in its
@@ -43,6 +67,8 @@ type CertOptions struct {
 // +kubebuilder:rbac:groups="",namespace=muster-system,resources=secrets,resourceNames=muster-webhook-cert,verbs=update
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,verbs=get;list;watch
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations,resourceNames=muster-validating-webhook,verbs=update
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,resourceNames=trainingjobs.muster.dev,verbs=update
 
 // AddCertRotator makes mgr keep a self-signed CA and a serving certificate
 // for the webhook Service in the Secret, and the CA in the webhook
@@ -54,17 +80,19 @@ func AddCertRotator(mgr ctrl.Manager, o CertOptions, ready chan struct{}) error 
 	if o.ValidatingConfig == "" {
 		o.ValidatingConfig = ValidatingConfigName
 	}
+	webhooks := []rotator.WebhookInfo{{Name: o.ValidatingConfig, Type: rotator.Validating}}
+	if o.Conversion {
+		webhooks = append(webhooks, rotator.WebhookInfo{Name: CRDName, Type: rotator.CRDConversion})
+	}
 	err := rotator.AddRotator(mgr, &rotator.CertRotator{
-		SecretKey:      types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
-		CertDir:        o.CertDir,
-		CAName:         "muster-webhook-ca",
-		CAOrganization: "muster.dev",
-		DNSName:        svc,
-		ExtraDNSNames:  append([]string{svc + ".cluster.local"}, o.HostNames...),
-		IsReady:        ready,
-		Webhooks: []rotator.WebhookInfo{
-			{Name: o.ValidatingConfig, Type: rotator.Validating},
-		},
+		SecretKey:             types.NamespacedName{Namespace: o.Namespace, Name: o.SecretName},
+		CertDir:               o.CertDir,
+		CAName:                "muster-webhook-ca",
+		CAOrganization:        "muster.dev",
+		DNSName:               svc,
+		ExtraDNSNames:         append([]string{svc + ".cluster.local"}, o.HostNames...),
+		IsReady:               ready,
+		Webhooks:              webhooks,
 		FieldOwner:            "muster-operator",
 		RequireLeaderElection: false,
 	})

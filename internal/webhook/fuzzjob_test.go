@@ -8,7 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // fuzzText is the free text a fuzzed job carries: names and regular
@@ -90,7 +90,7 @@ func fuzzJob(r *rand.Rand, text fuzzText) *musterv1.TrainingJob {
 		}
 	}
 	if r.IntN(4) == 0 {
-		spec.Run.Suspend = new(r.IntN(2) == 0)
+		spec.Run.Execution = []musterv1.Execution{musterv1.ExecutionStart, musterv1.ExecutionSuspend}[r.IntN(2)]
 	}
 	return job
 }
@@ -158,7 +158,7 @@ func fuzzFailurePolicy(r *rand.Rand, spec *musterv1.TrainingJobSpec, names, all 
 	for range r.IntN(3) {
 		rule := musterv1.FailureRule{
 			Action: pick(r, musterv1.ActionRestartTask, musterv1.ActionRestartRole, musterv1.ActionRestartJob, musterv1.ActionFailTask,
-				musterv1.ActionFailJob, musterv1.ActionTerminateJob, musterv1.ActionCompleteJob, musterv1.ActionSuspendJob),
+				musterv1.ActionFailJob, musterv1.ActionFailJob, musterv1.ActionCompleteJob, musterv1.ActionSuspendJob),
 		}
 		if r.IntN(2) == 0 {
 			rule.Roles = []string{pickName(r, names, all)}

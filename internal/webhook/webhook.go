@@ -7,6 +7,7 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -14,34 +15,83 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	v1alpha1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/validation"
 )
 
 // The paths controller-runtime's builder serves the webhooks on, derived
 // from the group, version and kind; config/webhook names the validating
-// one. No configuration calls the mutating one any more (every default is
-// the CRD schema's, applied by the API server without a call): the
-// operator still answers it, changing nothing, for a configuration an
-// earlier version installed, which would otherwise refuse every create
-// until it is deleted.
+// one, and the CRD the conversion. No configuration calls the mutating one
+// any more (every default is the CRD schema's, applied by the API server
+// without a call): the operator still answers it, changing nothing, for a
+// configuration an earlier version installed, which would otherwise refuse
+// every create until it is deleted. For the same reason the v1alpha1
+// paths an earlier version's configuration calls are answered too, while
+// an upgrade replaces it.
 const (
-	ValidatePath = "/validate-muster-dev-v1alpha1-trainingjob"
-	MutatePath   = "/mutate-muster-dev-v1alpha1-trainingjob"
+	ValidatePath         = "/validate-muster-dev-v1beta1-trainingjob"
+	MutatePath           = "/mutate-muster-dev-v1beta1-trainingjob"
+	ConvertPath          = "/convert"
+	ValidatePathV1alpha1 = "/validate-muster-dev-v1alpha1-trainingjob"
+	MutatePathV1alpha1   = "/mutate-muster-dev-v1alpha1-trainingjob"
 )
 
-// Register adds the TrainingJob validator, and the defaulter behind
-// MutatePath, to mgr's webhook server. The operator binary and the
-// integration tests both call it.
-// gangBackends are the gang backends the operator drives: a new job that
-// names another one is refused.
+// Register adds the TrainingJob validator, the defaulter behind MutatePath
+// and the conversion between v1alpha1 and v1beta1 (ConvertPath, which the
+// builder serves because the scheme holds both versions, v1beta1 the hub)
+// to mgr's webhook server. The operator binary and the integration tests
+// both call it. gangBackends are the gang backends the operator drives: a
+// new job that names another one is refused.
 func Register(mgr ctrl.Manager, gangBackends ...musterv1.GangBackend) error {
 	h := newTrainingJobWebhook()
 	h.gangBackends = gangBackends
-	return ctrl.NewWebhookManagedBy(mgr, &musterv1.TrainingJob{}).
+	err := ctrl.NewWebhookManagedBy(mgr, &musterv1.TrainingJob{}).
 		WithDefaulter(h).
 		WithValidator(h).
 		Complete()
+	if err != nil {
+		return err
+	}
+	server := mgr.GetWebhookServer()
+	server.Register(ValidatePathV1alpha1, admission.WithValidator[*v1alpha1.TrainingJob](mgr.GetScheme(), v1alpha1Webhook{h}))
+	server.Register(MutatePathV1alpha1, admission.WithDefaulter[*v1alpha1.TrainingJob](mgr.GetScheme(), v1alpha1Webhook{h}))
+	return nil
+}
+
+// v1alpha1Webhook answers an earlier version's configuration, which sends
+// v1alpha1 objects: it validates them as the v1beta1 jobs they become.
+type v1alpha1Webhook struct{ h *trainingJobWebhook }
+
+func (w v1alpha1Webhook) Default(context.Context, *v1alpha1.TrainingJob) error { return nil }
+
+func (w v1alpha1Webhook) ValidateCreate(ctx context.Context, job *v1alpha1.TrainingJob) (admission.Warnings, error) {
+	hub, err := toHub(job)
+	if err != nil {
+		return nil, err
+	}
+	return w.h.ValidateCreate(ctx, hub)
+}
+
+func (w v1alpha1Webhook) ValidateUpdate(ctx context.Context, oldJob, job *v1alpha1.TrainingJob) (admission.Warnings, error) {
+	oldHub, err := toHub(oldJob)
+	if err != nil {
+		return nil, err
+	}
+	hub, err := toHub(job)
+	if err != nil {
+		return nil, err
+	}
+	return w.h.ValidateUpdate(ctx, oldHub, hub)
+}
+
+func (w v1alpha1Webhook) ValidateDelete(context.Context, *v1alpha1.TrainingJob) (admission.Warnings, error) {
+	return nil, nil
+}
+
+func toHub(job *v1alpha1.TrainingJob) (*musterv1.TrainingJob, error) {
+	hub := &musterv1.TrainingJob{}
+	return hub, job.ConvertTo(hub)
 }
 
 // trainingJobWebhook calls internal/validation. The functions are fields so
@@ -81,7 +131,25 @@ func (h *trainingJobWebhook) ValidateCreate(_ context.Context, job *musterv1.Tra
 		errs = append(errs, field.NotSupported(field.NewPath("spec", "scheduling", "backend"), b,
 			append([]string{string(musterv1.GangNone)}, gangNames(h.gangBackends)...)))
 	}
-	return nil, invalid(job, errs)
+	return scopeWarnings(job), invalid(job, errs)
+}
+
+// scopeWarnings warns of an elastic role whose restart scope restarts the
+// whole job: allowed, but rarely meant, since its world survives a lost
+// member and a whole-job restart throws that away.
+func scopeWarnings(job *musterv1.TrainingJob) admission.Warnings {
+	rt := job.Spec.Runtime
+	if rt == nil || rt.PyTorch == nil || rt.PyTorch.Elastic == nil {
+		return nil
+	}
+	var out admission.Warnings
+	for i, r := range job.Spec.Roles {
+		elastic := slices.ContainsFunc(job.Spec.Scaling.Roles, func(s musterv1.ScalingRole) bool { return s.Name == r.Name })
+		if elastic && r.RestartScope != musterv1.RestartScopeTask {
+			out = append(out, fmt.Sprintf("spec.roles[%d].restartScope is Job: a lost worker of elastic role %s restarts the whole job; restartScope: Task replaces it alone", i, r.Name))
+		}
+	}
+	return out
 }
 
 func gangNames(bs []musterv1.GangBackend) []string {

@@ -8,12 +8,14 @@ import (
 
 	"github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	v1alpha1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -136,4 +138,53 @@ func TestGangBackendMustBeEnabled(t *testing.T) {
 		g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring("spec.scheduling.backend")), "backend %q", backend)
 		g.Expect(err).To(gomega.MatchError(gomega.ContainSubstring(`supported values: "None", "Native"`)))
 	}
+}
+
+// An earlier version's configuration sends v1alpha1 jobs to the v1alpha1
+// path while an upgrade replaces it: they are validated as the v1beta1 jobs
+// they become, so an invalid one is refused and a valid one allowed.
+func TestV1alpha1PathValidatesTheConvertedJob(t *testing.T) {
+	g := gomega.NewWithT(t)
+	s := newScheme(t)
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	hook := admission.WithValidator[*v1alpha1.TrainingJob](s, v1alpha1Webhook{newTrainingJobWebhook()})
+	req := func(job *v1alpha1.TrainingJob) admission.Request {
+		job.APIVersion, job.Kind = v1alpha1.GroupVersion.String(), "TrainingJob"
+		b, err := json.Marshal(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{UID: "1", Operation: admissionv1.Create,
+			Kind: metav1.GroupVersionKind{Group: "muster.dev", Version: "v1alpha1", Kind: "TrainingJob"},
+			Name: job.Name, Namespace: job.Namespace, Object: runtime.RawExtension{Raw: b}}}
+	}
+	role := func(name string, dependsOn ...v1alpha1.Dependency) v1alpha1.Role {
+		return v1alpha1.Role{Name: name, DependsOn: dependsOn, Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "main", Image: "busybox"}}}}}
+	}
+	invalid := &v1alpha1.TrainingJob{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns"},
+		Spec: v1alpha1.TrainingJobSpec{Roles: []v1alpha1.Role{role("first", v1alpha1.Dependency{Role: "second"}), role("second")}}}
+	resp := hook.Handle(context.Background(), req(invalid))
+	g.Expect(resp.Allowed).To(gomega.BeFalse())
+	g.Expect(resp.Result.Message).To(gomega.ContainSubstring("spec.roles[0].dependsOn[0].role"))
+
+	valid := &v1alpha1.TrainingJob{ObjectMeta: metav1.ObjectMeta{Name: "j", Namespace: "ns"},
+		Spec: v1alpha1.TrainingJobSpec{Roles: []v1alpha1.Role{role("first")}}}
+	g.Expect(hook.Handle(context.Background(), req(valid)).Allowed).To(gomega.BeTrue())
+}
+
+// An elastic role that would restart the whole job on a lost worker is
+// allowed, with a warning that says how to restart the worker alone.
+func TestElasticRoleWithJobScopeIsWarnedOf(t *testing.T) {
+	g := gomega.NewWithT(t)
+	hook := admission.WithValidator(newScheme(t), newTrainingJobWebhook())
+	job := testutil.MakeJob("j", "ns").Role("worker", 2).Elastic(1, 4).RestartScope(musterv1.RestartScopeJob).Obj()
+	resp := hook.Handle(context.Background(), request(t, admissionv1.Create, job, nil))
+	g.Expect(resp.Allowed).To(gomega.BeTrue())
+	g.Expect(resp.Warnings).To(gomega.ConsistOf(gomega.ContainSubstring("spec.roles[0].restartScope is Job")))
+
+	job = testutil.MakeJob("j", "ns").Role("worker", 2).Elastic(1, 4).Obj()
+	g.Expect(hook.Handle(context.Background(), request(t, admissionv1.Create, job, nil)).Warnings).To(gomega.BeEmpty())
 }

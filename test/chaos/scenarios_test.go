@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 	"github.com/muster-dev/muster/tools/devcluster"
 )
@@ -49,7 +49,7 @@ func outcomeOf(job *musterv1.TrainingJob) outcome {
 		Retries:             job.Status.Retries.Total,
 	}
 	if job.Status.Completion != nil {
-		o.Reason = job.Status.Completion.Reason
+		o.Reason = string(job.Status.Completion.Reason)
 	}
 	for _, r := range job.Status.Roles {
 		for _, t := range r.Tasks {
@@ -337,7 +337,7 @@ func suspendResume(d *driver, name string) (*musterv1.TrainingJob, error) {
 	if _, err := d.waitRunning(name, 3, nil); err != nil {
 		return nil, err
 	}
-	if err := d.update(name, func(j *musterv1.TrainingJob) { j.Spec.Run.Suspend = new(true) }); err != nil {
+	if err := d.update(name, func(j *musterv1.TrainingJob) { j.Spec.Run.Execution = musterv1.ExecutionSuspend }); err != nil {
 		return nil, err
 	}
 	if _, err := d.waitPhase(name, musterv1.PhaseSuspended); err != nil {
@@ -346,7 +346,7 @@ func suspendResume(d *driver, name string) (*musterv1.TrainingJob, error) {
 	if _, err := d.waitRunning(name, 0, nil); err != nil {
 		return nil, err
 	}
-	if err := d.update(name, func(j *musterv1.TrainingJob) { j.Spec.Run.Suspend = new(false) }); err != nil {
+	if err := d.update(name, func(j *musterv1.TrainingJob) { j.Spec.Run.Execution = musterv1.ExecutionStart }); err != nil {
 		return nil, err
 	}
 	return d.finishAll(name, 3, musterv1.PhaseSucceeded)

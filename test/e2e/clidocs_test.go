@@ -193,7 +193,7 @@ type docWorld struct {
 // The document's jobs: pet runs (a launcher and three scalable workers
 // that print a step a second), bad has failed, big has succeeded.
 var (
-	petJob = `apiVersion: muster.dev/v1alpha1
+	petJob = `apiVersion: muster.dev/v1beta1
 kind: TrainingJob
 metadata: {name: pet, namespace: team}
 spec:
@@ -203,12 +203,14 @@ spec:
   roles:
   - name: launcher
     replicas: 1
+    restartScope: Task
     template: {spec: {terminationGracePeriodSeconds: 1, containers: [{name: main, image: ` + image + `, command: [sh, -c, ` + stepLoop + `]}]}}
   - name: worker
+    restartScope: Task
     template: {spec: {terminationGracePeriodSeconds: 1, containers: [{name: main, image: ` + image + `, command: [sh, -c, ` + stepLoop + `]}]}}
 `
 	stepLoop = `'i=0; while true; do echo "step $i on $MUSTER_POD_NAME"; i=$((i+1)); sleep 1; done'`
-	badJob   = `apiVersion: muster.dev/v1alpha1
+	badJob   = `apiVersion: muster.dev/v1beta1
 kind: TrainingJob
 metadata: {name: bad, namespace: team}
 spec:
@@ -218,7 +220,7 @@ spec:
     restartPolicy: Never
     template: {spec: {containers: [{name: main, image: ` + image + `, command: [sh, -c, 'echo out of memory; exit 1']}]}}
 `
-	bigJob = `apiVersion: muster.dev/v1alpha1
+	bigJob = `apiVersion: muster.dev/v1beta1
 kind: TrainingJob
 metadata: {name: big, namespace: research}
 spec:
@@ -227,7 +229,7 @@ spec:
     template: {spec: {containers: [{name: main, image: ` + image + `, command: [sh, -c, 'echo trained']}]}}
 `
 	// mnistJob is job.yaml, a job of a launcher and workers.
-	mnistJob = `apiVersion: muster.dev/v1alpha1
+	mnistJob = `apiVersion: muster.dev/v1beta1
 kind: TrainingJob
 metadata: {name: mnist}
 spec:

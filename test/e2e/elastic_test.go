@@ -12,7 +12,7 @@ import (
 
 	"github.com/onsi/gomega"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/joblogs"
 	"github.com/muster-dev/muster/internal/testutil"
 	"github.com/muster-dev/muster/tools/demo"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/onsi/gomega"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/joblogs"
 	"github.com/muster-dev/muster/tools/demo"
 )

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 	"github.com/muster-dev/muster/tools/devcluster"
 )
@@ -36,20 +36,20 @@ func fakeGPUTasks(gpus int, runFor time.Duration) func(*corev1.PodTemplateSpec) 
 // finishes. No job ever has part of its gang placed. Not parallel: they
 // need the fake nodes' GPUs to themselves.
 func TestNativeGangNeverPlacesPartOfAJob(t *testing.T) {
-	checkNoPartialGang(t, musterv1.GangNative, musterv1.ReasonGangUnschedulable)
+	checkNoPartialGang(t, musterv1.GangNative, string(musterv1.ReasonGangUnschedulable))
 }
 
 // The coscheduling plugin may hold the third gang's pods at its Permit
 // stage, where they get no Unschedulable condition: the job then says how
 // many of its gang are placed (GangPending).
 func TestCoschedulingGangNeverPlacesPartOfAJob(t *testing.T) {
-	checkNoPartialGang(t, musterv1.GangCoscheduling, musterv1.ReasonGangUnschedulable, musterv1.ReasonGangPending)
+	checkNoPartialGang(t, musterv1.GangCoscheduling, string(musterv1.ReasonGangUnschedulable), string(musterv1.ReasonGangPending))
 }
 
 // Volcano may keep the third gang out of its queue (Queued) or let it in
 // and find no room (Unschedulable), by its queue's overcommit.
 func TestVolcanoGangNeverPlacesPartOfAJob(t *testing.T) {
-	checkNoPartialGang(t, musterv1.GangVolcano, musterv1.ReasonGangUnschedulable, musterv1.ReasonGangQueued)
+	checkNoPartialGang(t, musterv1.GangVolcano, string(musterv1.ReasonGangUnschedulable), string(musterv1.ReasonGangQueued))
 }
 
 func checkNoPartialGang(t *testing.T, backend musterv1.GangBackend, reasons ...string) {

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -147,8 +147,8 @@ func TestVolcanoGangReclaimRestartsTheVictimWhole(t *testing.T) {
 	g := gomega.NewWithT(t)
 	a, b := volcanoQueue(t, g, "muster-e2e-a"), volcanoQueue(t, g, "muster-e2e-b")
 	gangPreemption{
-		low:         musterv1.Scheduling{Backend: musterv1.GangVolcano, Queue: a},
-		high:        musterv1.Scheduling{Backend: musterv1.GangVolcano, Queue: b},
+		low:         musterv1.Scheduling{Backend: musterv1.GangVolcano, VolcanoQueue: a},
+		high:        musterv1.Scheduling{Backend: musterv1.GangVolcano, VolcanoQueue: b},
 		evictReason: "Evict", evictMessage: "because of reclaim",
 	}.run(t)
 }

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/queue/kueue"
 	"github.com/muster-dev/muster/internal/testutil"
 	"github.com/muster-dev/muster/tools/devcluster"
@@ -54,7 +54,7 @@ func TestKueueQuotaHoldsATrainingJobUntilThereIsRoom(t *testing.T) {
 				running = name
 			case j.Status.IsTrue(musterv1.ConditionSuspended):
 				cond := j.Status.Condition(musterv1.ConditionSuspended)
-				g.Expect(cond.Reason).To(gomega.Equal(musterv1.ReasonWaitingForAdmission))
+				g.Expect(cond.Reason).To(gomega.Equal(string(musterv1.ReasonWaitingForAdmission)))
 				waiting = name
 			}
 		}

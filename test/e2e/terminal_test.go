@@ -218,7 +218,7 @@ func writeFile(t *testing.T, dir, name, content string) {
 // the process node.
 func shellJob(name string, replicas int, restartPolicy, script string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, `apiVersion: muster.dev/v1alpha1
+	fmt.Fprintf(&b, `apiVersion: muster.dev/v1beta1
 kind: TrainingJob
 metadata:
   name: %s
@@ -227,6 +227,7 @@ spec:
   - name: worker
     replicas: %d
     restartPolicy: %s
+    restartScope: Task
     template:
       spec:
         terminationGracePeriodSeconds: 2

@@ -31,7 +31,7 @@ func TestHelmInstall(t *testing.T) {
 		}
 	})
 	waitOperator(t, g, rel.Digest)
-	webhookAnswers(g, dir)
+	webhookAnswers(g, dir, "v1beta1")
 	t.Logf("installed from %s, leader elected, webhook answering in %s", chart, time.Since(start).Round(time.Second))
 
 	jobsNamespace(t, g)

@@ -101,11 +101,13 @@ func operatorUIDs() []int {
 }
 
 // webhookAnswers waits until the webhook refuses a job only it can refuse
-// (a role that depends on a later one), naming the field. The API server
-// calls it through the muster-webhook Service, as on any cluster.
-func webhookAnswers(g gomega.Gomega, dir string) {
+// (a role that depends on a later one), naming the field, written for
+// apiVersion (a v1alpha1 one goes through the conversion webhook first).
+// The API server calls them through the muster-webhook Service, as on any
+// cluster.
+func webhookAnswers(g gomega.Gomega, dir, apiVersion string) {
 	invalid := filepath.Join(dir, "invalid.yaml")
-	g.Expect(os.WriteFile(invalid, []byte(invalidJob), 0o644)).To(gomega.Succeed())
+	g.Expect(os.WriteFile(invalid, []byte("apiVersion: muster.dev/"+apiVersion+"\n"+invalidJob), 0o644)).To(gomega.Succeed())
 	g.Eventually(func() string {
 		out, _ := run(dir, kubectl, "--kubeconfig", cluster.Kubeconfig(), "create", "--dry-run=server", "-n", "default", "-f", invalid)
 		return out
@@ -115,8 +117,8 @@ func webhookAnswers(g gomega.Gomega, dir string) {
 }
 
 // invalidJob passes the CRD's schema and CEL rules; the webhook refuses it.
-const invalidJob = `apiVersion: muster.dev/v1alpha1
-kind: TrainingJob
+// webhookAnswers puts its apiVersion before it.
+const invalidJob = `kind: TrainingJob
 metadata: {name: invalid}
 spec:
   roles:
@@ -141,7 +143,7 @@ func runExample(g gomega.Gomega, dir string) {
 
 // sleeperJob runs until it is deleted: a job that is running when Muster
 // is uninstalled.
-const sleeperJob = `apiVersion: muster.dev/v1alpha1
+const sleeperJob = `apiVersion: muster.dev/v1beta1
 kind: TrainingJob
 metadata: {name: sleeper}
 spec:

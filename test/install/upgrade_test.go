@@ -18,7 +18,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/onsi/gomega"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/tools/image"
 	"github.com/muster-dev/muster/tools/release"
 )
@@ -82,7 +82,7 @@ func TestUpgrade(t *testing.T) {
 		_, _ = run(dir, kubectl, "delete", "--ignore-not-found", "--wait", "--timeout=2m", "-f", newInstall)
 	})
 	waitOperator(t, g, prevDigest)
-	webhookAnswers(g, dir)
+	webhookAnswers(g, dir, "v1alpha1")
 
 	jobsNamespace(t, g)
 	f := filepath.Join(dir, "across.yaml")
@@ -100,7 +100,8 @@ func TestUpgrade(t *testing.T) {
 	start := time.Now()
 	apply(g, dir, "-f", newInstall)
 	waitOperator(t, g, rel.Digest)
-	webhookAnswers(g, dir)
+	webhookAnswers(g, dir, "v1beta1")
+	webhookAnswers(g, dir, "v1alpha1")
 	t.Logf("upgraded %s -> %s in %s", previousVersion, version, time.Since(start).Round(time.Second))
 	j := getJob(g)
 	g.Expect(j.Status.Restarts.Total).To(gomega.BeEquivalentTo(1), "restarts after the upgrade, before the second failure")
@@ -113,6 +114,13 @@ func TestUpgrade(t *testing.T) {
 	j = getJob(g)
 	g.Expect(j.Status.Restarts.Total).To(gomega.BeEquivalentTo(2), "restarts %+v", j.Status.Restarts)
 	g.Expect(counter()).To(gomega.Equal("3"), "attempts the job ran")
+	// The job, written as v1alpha1, reads as v1beta1 with the scope it had;
+	// the new operator moved the stored jobs to v1beta1.
+	g.Expect(j.APIVersion).To(gomega.Equal("muster.dev/v1beta1"))
+	g.Expect(j.Spec.Roles[0].RestartScope).To(gomega.Equal(musterv1.RestartScopeTask))
+	g.Eventually(func() (string, error) {
+		return run(dir, kubectl, "get", "crd", "trainingjobs.muster.dev", "-o", "jsonpath={.status.storedVersions}")
+	}, time.Minute, time.Second).Should(gomega.Equal(`["v1beta1"]`))
 
 	uninstall(g, dir, newInstall)
 	nothingLeft(g, "uninstalling after the upgrade", true)

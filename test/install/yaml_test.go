@@ -31,7 +31,8 @@ func TestInstallYAML(t *testing.T) {
 		}
 	})
 	waitOperator(t, g, rel.Digest)
-	webhookAnswers(g, dir)
+	webhookAnswers(g, dir, "v1beta1")
+	webhookAnswers(g, dir, "v1alpha1")
 	t.Logf("installed, leader elected, webhook answering in %s", time.Since(start).Round(time.Second))
 
 	jobsNamespace(t, g)

@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // A pod of someone else's holds a task's name: the job says so in its
@@ -24,7 +24,7 @@ func TestNameTakenIsReportedAndCleared(t *testing.T) {
 	got := e.eventuallyJob("nt", func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		c := condition(j, musterv1.ConditionRunning)
 		g.Expect(c).NotTo(gomega.BeNil())
-		g.Expect(c.Reason).To(gomega.Equal(musterv1.ReasonNameTaken))
+		g.Expect(c.Reason).To(gomega.Equal(string(musterv1.ReasonNameTaken)))
 	})
 	e.g.Expect(condition(got, musterv1.ConditionRunning).Message).To(gomega.ContainSubstring("pod nt-worker-1 cannot be created"))
 	e.g.Expect(k8s.Delete(e.ctx(), foreign)).To(gomega.Succeed())

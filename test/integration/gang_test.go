@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/gang/coscheduling"
 	"github.com/muster-dev/muster/internal/gang/volcano"
 )
@@ -74,7 +74,7 @@ func TestNativeGangObjectsPodsAndAttempts(t *testing.T) {
 		c := condition(j, musterv1.ConditionGangScheduled)
 		g.Expect(c).NotTo(gomega.BeNil())
 		g.Expect(c.Status).To(gomega.Equal(metav1.ConditionFalse))
-		g.Expect(c.Reason).To(gomega.Equal(musterv1.ReasonGangPending))
+		g.Expect(c.Reason).To(gomega.Equal(string(musterv1.ReasonGangPending)))
 	})
 
 	// Placed once the whole gang is bound.
@@ -137,11 +137,11 @@ func TestCoschedulingGangAndSuspend(t *testing.T) {
 	}
 
 	// A suspended job holds no gang, so no scheduler keeps room for it.
-	e.g.Expect(e.update("cs", func(j *musterv1.TrainingJob) { j.Spec.Run.Suspend = ptr.To(true) })).To(gomega.Succeed())
+	e.g.Expect(e.update("cs", func(j *musterv1.TrainingJob) { j.Spec.Run.Execution = musterv1.ExecutionSuspend })).To(gomega.Succeed())
 	e.g.Eventually(func() bool {
 		return apierrors.IsNotFound(k8s.Get(e.ctx(), client.ObjectKey{Namespace: e.ns, Name: group}, pg.DeepCopy()))
 	}, timeout, interval).Should(gomega.BeTrue(), "the PodGroup of a suspended job is deleted")
-	e.g.Expect(e.update("cs", func(j *musterv1.TrainingJob) { j.Spec.Run.Suspend = ptr.To(false) })).To(gomega.Succeed())
+	e.g.Expect(e.update("cs", func(j *musterv1.TrainingJob) { j.Spec.Run.Execution = musterv1.ExecutionStart })).To(gomega.Succeed())
 	e.waitPodCount("cs", 3)
 	e.eventuallyJob("cs", func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(j.Status.Scheduling).NotTo(gomega.BeNil())
@@ -165,8 +165,8 @@ func TestGangSpecRejectedAtAdmission(t *testing.T) {
 			field: "spec.scheduling.roles",
 		},
 		"a queue without Volcano": {
-			job:   e.job("q").Role("w", 2).Scheduling(musterv1.Scheduling{Backend: musterv1.GangNative, Queue: "research"}).Obj(),
-			field: "spec.scheduling.queue",
+			job:   e.job("q").Role("w", 2).Scheduling(musterv1.Scheduling{Backend: musterv1.GangNative, VolcanoQueue: "research"}).Obj(),
+			field: "spec.scheduling.volcanoQueue",
 		},
 	}
 	for name, c := range cases {
@@ -192,7 +192,7 @@ func TestVolcanoGangWaitsForItsQueue(t *testing.T) {
 		}
 	}
 	e.create(e.job("vc").Role("pserver", 2).Template(cpu("1")).Role("trainer", 2).Template(cpu("2")).
-		Scheduling(musterv1.Scheduling{Backend: musterv1.GangVolcano, Queue: "research", PriorityClassName: "muster-gang-high",
+		Scheduling(musterv1.Scheduling{Backend: musterv1.GangVolcano, VolcanoQueue: "research", PriorityClassName: "muster-gang-high",
 			Roles: []musterv1.RoleScheduling{{Name: "pserver", MinAvailable: 2}, {Name: "trainer", MinAvailable: 1}}}).Obj())
 	group := "vc-" + itoa(e.get("vc").Status.Attempt)
 	pg := &unstructured.Unstructured{}
@@ -212,7 +212,7 @@ func TestVolcanoGangWaitsForItsQueue(t *testing.T) {
 	e.eventuallyJob("vc", func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		c := condition(j, musterv1.ConditionGangScheduled)
 		g.Expect(c).NotTo(gomega.BeNil())
-		g.Expect(c.Reason).To(gomega.Equal(musterv1.ReasonGangQueued))
+		g.Expect(c.Reason).To(gomega.Equal(string(musterv1.ReasonGangQueued)))
 		g.Expect(c.Message).To(gomega.ContainSubstring("research"))
 	})
 	e.g.Consistently(func() []corev1.Pod { return e.pods("vc") }, "2s", interval).Should(gomega.BeEmpty())

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/queue/kueue"
 )
 
@@ -109,9 +109,9 @@ func TestKueueAdmitsEvictsAndFinishes(t *testing.T) {
 		c := condition(j, musterv1.ConditionSuspended)
 		g.Expect(c).NotTo(gomega.BeNil())
 		g.Expect(c.Status).To(gomega.Equal(metav1.ConditionTrue))
-		g.Expect(c.Reason).To(gomega.Equal(musterv1.ReasonWaitingForAdmission))
+		g.Expect(c.Reason).To(gomega.Equal(string(musterv1.ReasonWaitingForAdmission)))
 		g.Expect(j.Status.Scheduling).NotTo(gomega.BeNil())
-		g.Expect(j.Status.Scheduling.Queue).To(gomega.Equal("team-a"))
+		g.Expect(j.Status.Scheduling.LocalQueue).To(gomega.Equal("team-a"))
 		g.Expect(j.Status.Scheduling.Workload).To(gomega.Equal(kueue.WorkloadName(job)))
 	})
 	e.g.Consistently(func() []corev1.Pod { return e.pods("kq") }, "2s", interval).Should(gomega.BeEmpty())
@@ -140,7 +140,7 @@ func TestKueueAdmitsEvictsAndFinishes(t *testing.T) {
 	e.eventuallyJob("kq", func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		c := condition(j, musterv1.ConditionSuspended)
 		g.Expect(c).NotTo(gomega.BeNil())
-		g.Expect(c.Reason).To(gomega.Equal(musterv1.ReasonEvicted))
+		g.Expect(c.Reason).To(gomega.Equal(string(musterv1.ReasonEvicted)))
 		g.Expect(j.Status.Restarts.Accountable).To(gomega.BeZero())
 	})
 	e.g.Eventually(func() []corev1.Pod { return e.pods("kq") }, timeout, interval).Should(gomega.BeEmpty())

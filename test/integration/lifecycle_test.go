@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // A permanent failure with restarts left ends the job, never leaves it
@@ -146,7 +146,7 @@ func TestUserClassificationRuleAndJobRetry(t *testing.T) {
 	job.Spec.FailurePolicy.Classification = &musterv1.Classification{Rules: []musterv1.ClassificationRule{{
 		ExitCodes: musterv1.CodeRange{Min: 42, Max: 42}, Class: musterv1.ClassPermanent, Code: 4242, Phrase: "BadDataset",
 	}}}
-	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{MaxRetries: new(int32(3))}
+	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{Policy: musterv1.RetryOnFailure}
 	e.create(job)
 	pod := e.runAll("rule", 1)[0]
 	e.exit(&pod, 3, "Error")

@@ -7,7 +7,7 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -22,7 +22,7 @@ func TestRestartPolicies(t *testing.T) {
 		wantReplaced    bool
 		wantAccountable int32
 		wantPhase       musterv1.JobPhase
-		wantReason      string
+		wantReason      musterv1.ConditionReason
 	}{
 		"OnFailure replaces a failed pod": {
 			policy: musterv1.RestartPolicyOnFailure, code: 1, reason: "Error",

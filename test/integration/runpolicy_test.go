@@ -8,17 +8,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 func (e *env) setSuspend(name string, suspend bool) {
 	e.t.Helper()
 	job := e.get(name)
 	patch := client.MergeFrom(job.DeepCopy())
-	job.Spec.Run.Suspend = ptr.To(suspend)
+	job.Spec.Run.Execution = musterv1.ExecutionStart
+	if suspend {
+		job.Spec.Run.Execution = musterv1.ExecutionSuspend
+	}
 	e.g.Expect(k8s.Patch(e.ctx(), job, patch)).To(gomega.Succeed())
 }
 

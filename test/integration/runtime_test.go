@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/objects"
 )
 
@@ -62,7 +62,7 @@ func TestMPIJobGetsHostfileAndKeysAndALauncherAfterItsWorkers(t *testing.T) {
 
 func TestVolcanoJobGetsHostsFiles(t *testing.T) {
 	e := newEnv(t)
-	job := e.create(e.job("vc").Runtime(musterv1.Runtime{Volcano: &musterv1.VolcanoRuntime{}}).
+	job := e.create(e.job("vc").Runtime(musterv1.Runtime{VolcanoJob: &musterv1.VolcanoJobRuntime{}}).
 		Role("ps", 1).Role("worker", 2).Obj())
 	cm := &corev1.ConfigMap{}
 	e.ownedObject(job, "vc-svc", cm)
@@ -80,7 +80,7 @@ func TestVolcanoJobGetsHostsFiles(t *testing.T) {
 // pods keep the size they started with, as under Volcano).
 func TestVolcanoJobHostsFollowARescale(t *testing.T) {
 	e := newEnv(t)
-	e.create(e.job("vs").Runtime(musterv1.Runtime{Volcano: &musterv1.VolcanoRuntime{}}).
+	e.create(e.job("vs").Runtime(musterv1.Runtime{VolcanoJob: &musterv1.VolcanoJobRuntime{}}).
 		Role("worker", 3).Scalable(1, 4).Obj())
 	hosts := func(g gomega.Gomega) string {
 		cm := &corev1.ConfigMap{}
@@ -134,7 +134,7 @@ func TestRuntimeValidationNamesTheField(t *testing.T) {
 			TaskTypes: []musterv1.TensorFlowTaskType{{Role: "nope", Type: musterv1.TFWorker}}}}).Role("w", 1).Obj(),
 			"spec.runtime.tensorflow.taskTypes"},
 		"scaling a static runtime": {e.job("sc").Runtime(musterv1.Runtime{JAX: &musterv1.JAXRuntime{}}).Role("w", 2).Scalable(1, 4).Obj(),
-			"spec.scaling is for PyTorch and Volcano-style jobs only"},
+			"spec.scaling is for PyTorch and Volcano Job jobs only"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -33,7 +33,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	v1alpha1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/controller"
 	"github.com/muster-dev/muster/internal/gang/backends"
 	musterwebhook "github.com/muster-dev/muster/internal/webhook"
@@ -60,6 +61,7 @@ func runSuite(m *testing.M) int {
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
 	must(clientgoscheme.AddToScheme(scheme))
 	must(musterv1.AddToScheme(scheme))
+	must(v1alpha1.AddToScheme(scheme))
 
 	coschedulingCRD, err := moduleFile(schedulerPluginsModule, "manifests", "coscheduling", "crd.yaml")
 	if err != nil {
@@ -81,6 +83,10 @@ func runSuite(m *testing.M) int {
 		CRDDirectoryPaths: []string{filepath.Join("..", "..", "config", "crd", "bases"), coschedulingCRD, volcanoCRD,
 			filepath.Join(kueueCRDs, "kueue.x-k8s.io_workloads.yaml"), filepath.Join(kueueCRDs, "kueue.x-k8s.io_resourceflavors.yaml")},
 		ErrorIfCRDPathMissing: true,
+		// With both versions in the scheme, envtest points the CRD's
+		// conversion at the webhook server below (/convert), as
+		// config/webhook does in a cluster.
+		Scheme: scheme,
 		// envtest serves the webhook on 127.0.0.1 with certificates of its
 		// own, and points the configurations' clientConfig there.
 		WebhookInstallOptions: envtest.WebhookInstallOptions{

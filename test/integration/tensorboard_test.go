@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // tensorBoard reads the job's TensorBoard Deployment and Service; each is
@@ -64,7 +64,7 @@ func TestTensorBoardLifecycle(t *testing.T) {
 		g.Expect(metav1.IsControlledBy(dep, job)).To(gomega.BeTrue())
 		g.Expect(metav1.IsControlledBy(svc, job)).To(gomega.BeTrue())
 	}, timeout, interval).Should(gomega.Succeed())
-	got := e.expectTensorBoardReady("tb", metav1.ConditionFalse, musterv1.ReasonStarting)
+	got := e.expectTensorBoardReady("tb", metav1.ConditionFalse, string(musterv1.ReasonStarting))
 	e.g.Expect(got.Status.TensorBoard).To(gomega.Equal(musterv1.TensorBoardStatus{Address: "http://tb-tensorboard." + e.ns + ".svc:6006"}))
 	mount := dep.Spec.Template.Spec.Containers[0].VolumeMounts[0]
 	e.g.Expect(mount.SubPath).To(gomega.Equal("runs"))
@@ -74,7 +74,7 @@ func TestTensorBoardLifecycle(t *testing.T) {
 	// the controller would once the pod is ready.
 	dep.Status = appsv1.DeploymentStatus{Replicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}
 	e.g.Expect(k8s.Status().Update(e.ctx(), dep)).To(gomega.Succeed())
-	e.expectTensorBoardReady("tb", metav1.ConditionTrue, musterv1.ReasonReady)
+	e.expectTensorBoardReady("tb", metav1.ConditionTrue, string(musterv1.ReasonReady))
 
 	newCommand := []string{"tensorboard", "--logdir=$(MUSTER_TENSORBOARD_LOGDIR)", "--bind_all", "--port=6006", "--reload_interval=5"}
 	e.g.Expect(e.update("tb", func(j *musterv1.TrainingJob) { j.Spec.TensorBoard.Command = newCommand })).To(gomega.Succeed())
@@ -95,7 +95,7 @@ func TestTensorBoardLifecycle(t *testing.T) {
 		g.Expect(dep).To(gomega.BeNil())
 		g.Expect(svc).To(gomega.BeNil())
 	}, timeout, interval).Should(gomega.Succeed())
-	removed := e.expectTensorBoardReady("tb", metav1.ConditionFalse, musterv1.ReasonTTLExpired)
+	removed := e.expectTensorBoardReady("tb", metav1.ConditionFalse, string(musterv1.ReasonTTLExpired))
 	e.g.Expect(removed.Status.TensorBoard.Address).To(gomega.BeEmpty())
 	cond := condition(removed, musterv1.ConditionTensorBoardReady)
 	e.g.Expect(cond.LastTransitionTime.Sub(finished.Status.CompletionTime.Time)).To(gomega.BeNumerically(">=", 2*time.Second),
@@ -120,13 +120,13 @@ func TestTensorBoardNameTaken(t *testing.T) {
 	}
 	e.g.Expect(k8s.Create(e.ctx(), foreign)).To(gomega.Succeed())
 	e.create(e.job("nt").Role("worker", 2).TensorBoard("", -1).Obj())
-	got := e.expectTensorBoardReady("nt", metav1.ConditionFalse, musterv1.ReasonNameTaken)
+	got := e.expectTensorBoardReady("nt", metav1.ConditionFalse, string(musterv1.ReasonNameTaken))
 	e.g.Expect(condition(got, musterv1.ConditionTensorBoardReady).Message).To(gomega.ContainSubstring("Service nt-tensorboard cannot be created"))
 	e.g.Eventually(func(g gomega.Gomega) {
 		var list eventsv1.EventList
 		g.Expect(k8s.List(e.ctx(), &list, client.InNamespace(e.ns))).To(gomega.Succeed())
 		g.Expect(slices.ContainsFunc(list.Items, func(ev eventsv1.Event) bool {
-			return ev.Regarding.Name == "nt" && ev.Reason == musterv1.ReasonNameTaken && ev.Type == corev1.EventTypeWarning
+			return ev.Regarding.Name == "nt" && ev.Reason == string(musterv1.ReasonNameTaken) && ev.Type == corev1.EventTypeWarning
 		})).To(gomega.BeTrue())
 	}, timeout, interval).Should(gomega.Succeed())
 	// The training is not held by it.
@@ -140,7 +140,7 @@ func TestTensorBoardNameTaken(t *testing.T) {
 		g.Expect(svc).NotTo(gomega.BeNil())
 		g.Expect(metav1.IsControlledBy(svc, job)).To(gomega.BeTrue())
 	}, timeout, interval).Should(gomega.Succeed())
-	e.expectTensorBoardReady("nt", metav1.ConditionFalse, musterv1.ReasonStarting)
+	e.expectTensorBoardReady("nt", metav1.ConditionFalse, string(musterv1.ReasonStarting))
 
 	e.g.Expect(e.update("nt", func(j *musterv1.TrainingJob) { j.Spec.TensorBoard = musterv1.TensorBoard{} })).To(gomega.Succeed())
 	e.g.Eventually(func(g gomega.Gomega) {

@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 	"sigs.k8s.io/yaml"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	musterwebhook "github.com/muster-dev/muster/internal/webhook"
 )
 
@@ -148,8 +148,11 @@ func TestUpdatesThatKeepTheSpecDoNotNeedTheOperator(t *testing.T) {
 	// before the API server had the configuration went through, and the
 	// same value again would leave the spec as it is, which is not sent.
 	e.g.Eventually(func() error {
-		flip := !ptr.Deref(e.get("j").Spec.Run.Suspend, false)
-		return k8s.Patch(e.ctx(), job, client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"run":{"suspend":%t}}}`, flip)))
+		flip := musterv1.ExecutionSuspend
+		if e.get("j").Spec.Run.Execution == musterv1.ExecutionSuspend {
+			flip = musterv1.ExecutionStart
+		}
+		return k8s.Patch(e.ctx(), job, client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"spec":{"run":{"execution":%q}}}`, flip)))
 	}, timeout, interval).Should(gomega.MatchError(gomega.ContainSubstring("failed calling webhook")))
 	e.g.Expect(k8s.Patch(e.ctx(), job, client.RawPatch(types.MergePatchType,
 		[]byte(`{"metadata":{"labels":{"team":"vision"}}}`)))).To(gomega.Succeed())

@@ -231,7 +231,7 @@ func TestKueueConfig(t *testing.T) {
 	if !slices.Contains(cfg.Integrations.Frameworks, "batch/job") {
 		t.Errorf("frameworks %q", cfg.Integrations.Frameworks)
 	}
-	if !slices.Contains(cfg.Integrations.ExternalFrameworks, "TrainingJob.v1alpha1.muster.dev") {
+	if !slices.Contains(cfg.Integrations.ExternalFrameworks, "TrainingJob.v1beta1.muster.dev") {
 		t.Errorf("external frameworks %q: Muster's TrainingJobs are missing", cfg.Integrations.ExternalFrameworks)
 	}
 }

@@ -124,10 +124,20 @@ func (c *Config) installKustomization(img string) (string, error) {
 }
 
 // probeJob is the smallest valid TrainingJob, created only as a server-side
-// dry run: admission runs, nothing is stored.
-const probeJob = `apiVersion: muster.dev/v1alpha1
+// dry run: admission runs, nothing is stored. It is written for v1alpha1
+// and for v1beta1, so that both the admission webhook and the conversion
+// webhook must answer.
+const probeJob = `apiVersion: muster.dev/v1beta1
 kind: TrainingJob
 metadata: {name: webhook-probe, namespace: default}
+spec:
+  roles:
+  - name: probe
+    template: {spec: {containers: [{name: probe, image: probe}]}}
+---
+apiVersion: muster.dev/v1alpha1
+kind: TrainingJob
+metadata: {name: webhook-probe-v1alpha1, namespace: default}
 spec:
   roles:
   - name: probe
@@ -144,9 +154,9 @@ func (c *Config) webhookAnswers(ctx context.Context, kubectl string) error {
 	return nil
 }
 
-// crdServed is whether discovery lists trainingjobs in muster.dev/v1alpha1.
+// crdServed is whether discovery lists trainingjobs in muster.dev/v1beta1.
 func crdServed(cs kubernetes.Interface) error {
-	list, err := cs.Discovery().ServerResourcesForGroupVersion("muster.dev/v1alpha1")
+	list, err := cs.Discovery().ServerResourcesForGroupVersion("muster.dev/v1beta1")
 	if err != nil {
 		return err
 	}
@@ -155,7 +165,7 @@ func crdServed(cs kubernetes.Interface) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("muster.dev/v1alpha1 does not list trainingjobs yet")
+	return fmt.Errorf("muster.dev/v1beta1 does not list trainingjobs yet")
 }
 
 // operatorLease is the operator's leader-election ID (cmd/muster-operator).

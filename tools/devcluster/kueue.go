@@ -95,7 +95,7 @@ func (c *Config) kueueConfig() string {
 
 // kueueExternalFramework is how Kueue's configuration names TrainingJobs,
 // whose Workloads the Muster operator makes (internal/queue/kueue).
-const kueueExternalFramework = "TrainingJob.v1alpha1.muster.dev"
+const kueueExternalFramework = "TrainingJob.v1beta1.muster.dev"
 
 func (c *Config) kueueComponent(bin string) component {
 	return component{

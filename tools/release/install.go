@@ -38,6 +38,16 @@ func InstallYAML(root, img, version string) ([]byte, error) {
 	return append([]byte(head), out...), nil
 }
 
+// CRDYAML is the TrainingJob CRD as config/crd renders it.
+func CRDYAML(root string) ([]byte, error) {
+	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
+	rm, err := k.Run(filesys.MakeFsOnDisk(), filepath.Join(root, "config", "crd"))
+	if err != nil {
+		return nil, fmt.Errorf("kustomize config/crd: %w", err)
+	}
+	return rm.AsYaml()
+}
+
 // pinImage sets the operator container's image and the version labels.
 func pinImage(rm resmap.ResMap, img, version string) error {
 	found := false

@@ -71,7 +71,7 @@ config/rbac/role.yaml.
   verbs: [create, patch]
 - apiGroups: [muster.dev]
   resources: [trainingjobs]
-  verbs: [delete, get, list, patch, watch]
+  verbs: [delete, get, list, patch, update, watch]
 - apiGroups: [muster.dev]
   resources: [trainingjobs/scale, trainingjobs/status]
   verbs: [get, patch, update]
@@ -90,6 +90,20 @@ config/rbac/role.yaml.
   resourceNames: [muster-validating-webhook]
   resources: [validatingwebhookconfigurations]
   verbs: [update]
+# ... and into the CRD's conversion webhook, where one converts v1alpha1.
+- apiGroups: [apiextensions.k8s.io]
+  resources: [customresourcedefinitions]
+  verbs: [get, list, watch]
+- apiGroups: [apiextensions.k8s.io]
+  resourceNames: [trainingjobs.muster.dev]
+  resources: [customresourcedefinitions]
+  verbs: [update]
+# The storage migration moves stored jobs to v1beta1, then says so in the
+# CRD's status.storedVersions.
+- apiGroups: [apiextensions.k8s.io]
+  resourceNames: [trainingjobs.muster.dev]
+  resources: [customresourcedefinitions/status]
+  verbs: [patch]
 # The metrics endpoint checks its clients' tokens and rights.
 - apiGroups: [authentication.k8s.io]
   resources: [tokenreviews]

@@ -7,14 +7,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
 func ago(d time.Duration) *metav1.Time { t := metav1.NewTime(Now.Add(-d)); return &t }
 
-func cond(t musterv1.ConditionType, s metav1.ConditionStatus, reason, msg string, age time.Duration) metav1.Condition {
-	return metav1.Condition{Type: string(t), Status: s, Reason: reason, Message: msg, LastTransitionTime: *ago(age)}
+func cond(t musterv1.ConditionType, s metav1.ConditionStatus, reason musterv1.ConditionReason, msg string, age time.Duration) metav1.Condition {
+	return metav1.Condition{Type: string(t), Status: s, Reason: string(reason), Message: msg, LastTransitionTime: *ago(age)}
 }
 
 // ElasticJob is "pet": a launcher and an elastic world of 2 to 4 workers,
@@ -59,7 +59,7 @@ func ElasticJob() *musterv1.TrainingJob {
 				LastSample: "468.5", LastSampleAt: ago(2 * time.Minute),
 				Sizes: []musterv1.SizeThroughput{{Replicas: 2, Samples: []string{"410", "415"}, Throughput: "412.5"}, {Replicas: 3, Samples: []string{"462"}, Throughput: "462"}}}
 			s.Scheduling = &musterv1.SchedulingStatus{Backend: musterv1.GangNative, PodGroup: "pet-1", MinAvailable: 3,
-				Queue: "team-a", Workload: "trainingjob-pet-3f2a1", ClusterQueue: "gpu-cq"}
+				LocalQueue: "team-a", Workload: "trainingjob-pet-3f2a1", ClusterQueue: "gpu-cq"}
 		}).Obj()
 }
 
@@ -96,7 +96,7 @@ const CrashMessage = "…tiprocessing/api.py\", line 162, in to_map\n" +
 // Volcano queue.
 func QueuedJob() *musterv1.TrainingJob {
 	return testutil.MakeJob("big", "research").CreatedAt(Now.Add(-5*time.Minute)).Role("worker", 64).
-		Scheduling(musterv1.Scheduling{Backend: musterv1.GangVolcano, Queue: "research", MinAvailable: 64}).
+		Scheduling(musterv1.Scheduling{Backend: musterv1.GangVolcano, VolcanoQueue: "research", MinAvailable: 64}).
 		Status(func(s *musterv1.TrainingJobStatus) {
 			s.Phase, s.Ready = musterv1.PhasePending, "0/64"
 			s.Conditions = []metav1.Condition{
@@ -124,12 +124,12 @@ func ElasticPods() []*corev1.Pod {
 // ElasticEvents are what happened to pet and its objects, in no order.
 func ElasticEvents() []*corev1.Event {
 	return []*corev1.Event{
-		Event("team", "TrainingJob", "pet", corev1.EventTypeNormal, musterv1.ReasonPodsCreated, "created 4 pods of attempt 1", 89*time.Minute),
-		Event("team", "TrainingJob", "pet", corev1.EventTypeWarning, musterv1.ReasonTaskRestarting, "worker-1 exited 137 (OOMKilled): replacing it", 12*time.Minute),
+		Event("team", "TrainingJob", "pet", corev1.EventTypeNormal, string(musterv1.EventReasonPodsCreated), "created 4 pods of attempt 1", 89*time.Minute),
+		Event("team", "TrainingJob", "pet", corev1.EventTypeWarning, string(musterv1.EventReasonTaskRestarting), "worker-1 exited 137 (OOMKilled): replacing it", 12*time.Minute),
 		Event("team", "Pod", "pet-worker-1", corev1.EventTypeWarning, "BackOff", "pulling image", 11*time.Minute),
-		Event("team", "TrainingJob", "pet", corev1.EventTypeNormal, musterv1.ReasonAutoscaling, "scaled the workers from 2 to 3", 30*time.Minute),
+		Event("team", "TrainingJob", "pet", corev1.EventTypeNormal, string(musterv1.EventReasonAutoscaling), "scaled the workers from 2 to 3", 30*time.Minute),
 		Event("team", "Pod", "petunia-worker-0", corev1.EventTypeNormal, "Started", "not pet's", time.Minute),
 		Event("team", "PodGroup", "pet-1", corev1.EventTypeNormal, "Scheduled", "all 3 members placed", 89*time.Minute),
-		Event("team", "TrainingJob", "bad", corev1.EventTypeWarning, musterv1.ReasonBackoffLimitExceeded, "out of restarts", 25*time.Hour),
+		Event("team", "TrainingJob", "bad", corev1.EventTypeWarning, string(musterv1.EndedEventReason(musterv1.ReasonBackoffLimitExceeded)), "out of restarts", 25*time.Hour),
 	}
 }

@@ -17,7 +17,8 @@ import (
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	v1alpha1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 
 	// Exec and OIDC credential plugins, as kubectl has them.
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
@@ -31,6 +32,7 @@ func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntimeMust(clientgoscheme.AddToScheme(s))
 	utilruntimeMust(musterv1.AddToScheme(s))
+	utilruntimeMust(v1alpha1.AddToScheme(s))
 	return s
 }
 

@@ -13,7 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	v1alpha1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // VisitManifests opens each -f in turn: "-" is in (named stdin), a file
@@ -85,7 +86,8 @@ type JobManifest struct {
 
 // ReadJobs decodes every document of every -f (as VisitManifests opens
 // them), strictly: a misspelt field is an error naming it, not a field
-// silently dropped. Another kind than TrainingJob is an error too.
+// silently dropped. Another kind than TrainingJob is an error too. A job
+// written for v1alpha1 is converted to v1beta1 as the cluster converts it.
 func ReadJobs(filenames []string, recursive bool, in io.Reader) ([]JobManifest, error) {
 	decoder := serializer.NewCodecFactory(Scheme, serializer.EnableStrict).UniversalDeserializer()
 	var docs []JobManifest
@@ -112,6 +114,15 @@ func ReadJobs(filenames []string, recursive bool, in io.Reader) ([]JobManifest, 
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", where, err))
 				continue
+			}
+			if old, ok := obj.(*v1alpha1.TrainingJob); ok {
+				job := &musterv1.TrainingJob{}
+				if err := old.ConvertTo(job); err != nil {
+					errs = append(errs, fmt.Errorf("%s: %w", where, err))
+					continue
+				}
+				job.APIVersion, job.Kind = musterv1.GroupVersion.String(), "TrainingJob"
+				obj = job
 			}
 			job, ok := obj.(*musterv1.TrainingJob)
 			if !ok {

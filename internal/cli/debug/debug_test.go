@@ -11,7 +11,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/cli/clitest"
 	"github.com/muster-dev/muster/internal/gang/volcano"
 )
@@ -120,7 +120,7 @@ func TestDebugJob(t *testing.T) {
 func TestDebugCopyRunsAnew(t *testing.T) {
 	orig := clitest.ElasticJob()
 	orig.Spec.Run.Execution = musterv1.ExecutionStop
-	orig.Spec.Run.Suspend = ptr.To(true)
+	orig.Spec.Run.Execution = musterv1.ExecutionSuspend
 	orig.Spec.Run.RestartRequest = "2026-03-01T11:00:00Z"
 	orig.Annotations = map[string]string{lastApplied: "{}"}
 	f := clitest.NewFactory(clitest.Options{}, orig)
@@ -132,7 +132,7 @@ func TestDebugCopyRunsAnew(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := job.Spec.Run
-	if run.Debug == nil || run.Debug.Command != nil || run.Execution != "" || run.Suspend != nil || run.RestartRequest != "" ||
+	if run.Debug == nil || run.Debug.Command != nil || run.Execution != "" || run.ResumeRequest != "" || run.RestartRequest != "" ||
 		job.Annotations[lastApplied] != "" || job.Status.Phase != "" || len(job.Spec.Roles) != 2 {
 		t.Errorf("copy %+v %+v", job.ObjectMeta, job.Spec.Run)
 	}

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/cli/cmdutil"
 	"github.com/muster-dev/muster/internal/plan/objects"
 )
@@ -95,7 +95,7 @@ func Copy(orig *musterv1.TrainingJob, name string) *musterv1.TrainingJob {
 		job.Annotations = nil
 	}
 	job.Spec.Run.Execution = ""
-	job.Spec.Run.Suspend = nil
+	job.Spec.Run.ResumeRequest = ""
 	job.Spec.Run.RestartRequest = ""
 	return job
 }
@@ -103,16 +103,16 @@ func Copy(orig *musterv1.TrainingJob, name string) *musterv1.TrainingJob {
 // Policy is spec.run.debug for the command (empty: the API's default,
 // `sleep inf`) given to the roles named, or to every role when none is.
 func Policy(command, roles []string, skipInit bool) *musterv1.DebugPolicy {
-	var skip *bool
+	var run *bool
 	if skipInit {
-		skip = ptr.To(true)
+		run = ptr.To(false)
 	}
 	if len(roles) == 0 {
-		return &musterv1.DebugPolicy{Command: command, SkipInitContainers: skip}
+		return &musterv1.DebugPolicy{Command: command, RunInitContainers: run}
 	}
 	d := &musterv1.DebugPolicy{}
 	for _, r := range roles {
-		d.Roles = append(d.Roles, musterv1.RoleDebug{Name: r, Command: command, SkipInitContainers: skip})
+		d.Roles = append(d.Roles, musterv1.RoleDebug{Name: r, Command: command, RunInitContainers: run})
 	}
 	return d
 }

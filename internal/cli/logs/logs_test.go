@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/cli/clitest"
 	"github.com/muster-dev/muster/internal/testutil"
 )
@@ -173,7 +173,7 @@ func TestLogsFollowEndsWithTheJob(t *testing.T) {
 	}
 	job.Status.Phase = musterv1.PhaseSucceeded
 	apimeta.SetStatusCondition(&job.Status.Conditions, metav1.Condition{Type: string(musterv1.ConditionSucceeded),
-		Status: metav1.ConditionTrue, Reason: musterv1.ReasonCompletionPolicy})
+		Status: metav1.ConditionTrue, Reason: string(musterv1.ReasonCompletionPolicy)})
 	if err := f.Jobs.Status().Update(context.Background(), job); err != nil {
 		t.Fatal(err)
 	}

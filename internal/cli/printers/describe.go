@@ -15,7 +15,7 @@ import (
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/utils/ptr"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
@@ -67,20 +67,20 @@ func (d *describer) summary() {
 	d.line("Created:\t%s", d.at(&j.CreationTimestamp))
 	d.line("Phase:\t%s", orDash(string(s.Phase)))
 	d.line("Ready:\t%s", orDash(s.Ready))
-	if e := j.Spec.Run.Execution; e != "" && e != musterv1.ExecutionStart {
+	switch e := j.Spec.Run.Execution; e {
+	case "", musterv1.ExecutionStart:
+	case musterv1.ExecutionSuspend:
+		d.line("Suspended:\tyes (spec.run.execution): resume with `muster resume %s`", j.Name)
+	default:
 		d.line("Execution:\t%s", e)
-	}
-	if ptr.Deref(j.Spec.Run.Suspend, false) {
-		d.line("Suspended:\tyes (spec.run.suspend): resume with `muster resume %s`", j.Name)
 	}
 	d.line("Started:\t%s", d.at(s.StartTime))
 	if s.CompletionTime != nil {
 		d.line("Finished:\t%s", d.at(s.CompletionTime))
 	}
 	attempt := itoa(s.Attempt)
-	if r := j.Spec.FailurePolicy.Retry; r != nil {
-		maxRetries := ptr.Deref(r.MaxRetries, 0)
-		attempt += fmt.Sprintf(" (retries %d of %d, %d left)", s.Retries.Total, maxRetries, max(maxRetries-s.Retries.Total, 0))
+	if r := j.Spec.FailurePolicy.Retry; r != nil && r.Policy != musterv1.RetryNever {
+		attempt += fmt.Sprintf(" (%d retries, retry %s)", s.Retries.Total, orDash(string(r.Policy)))
 	}
 	d.line("Attempt:\t%s", attempt)
 	if s.NextAttemptTime != nil {
@@ -277,11 +277,11 @@ func (d *describer) scheduling() {
 	} else {
 		d.line("  Backend:\t%s (asked; not recorded by the operator yet)", spec.Backend)
 	}
-	if spec.Queue != "" {
-		d.line("  Queue:\t%s", spec.Queue)
+	if spec.VolcanoQueue != "" {
+		d.line("  Volcano queue:\t%s", spec.VolcanoQueue)
 	}
 	if st != nil && st.Workload != "" {
-		d.line("  Kueue LocalQueue:\t%s", orDash(st.Queue))
+		d.line("  Kueue LocalQueue:\t%s", orDash(st.LocalQueue))
 		d.line("  Kueue Workload:\t%s", st.Workload)
 		d.line("  Admitted by:\t%s", orDash(st.ClusterQueue))
 	}
@@ -330,7 +330,7 @@ func (d *describer) attempts() {
 	for _, a := range d.job.Status.Attempts {
 		reason, msg := "-", "-"
 		if a.Completion != nil {
-			reason, msg = a.Completion.Reason, a.Completion.Message
+			reason, msg = string(a.Completion.Reason), a.Completion.Message
 		}
 		d.line("  %d\t%s\t%s\t%s\t%s", a.ID, ago(a.StartTime, d.now), ago(a.CompletionTime, d.now), reason, msg)
 	}

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 var topColumns = []metav1.TableColumnDefinition{

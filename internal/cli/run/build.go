@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // scriptDir is where a --script file is mounted in the job's containers.
@@ -99,7 +99,10 @@ func Build(s Spec) (*musterv1.TrainingJob, *corev1.ConfigMap) {
 	role := musterv1.Role{
 		Name:          s.Role,
 		RestartPolicy: s.RestartPolicy,
-		Template:      corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{ctr}, Volumes: volumes}},
+		// An elastic world survives a lost worker, and a plain command's
+		// tasks are independent: either way a failed task restarts alone.
+		RestartScope: musterv1.RestartScopeTask,
+		Template:     corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{ctr}, Volumes: volumes}},
 	}
 	job := &musterv1.TrainingJob{
 		TypeMeta:   metav1.TypeMeta{APIVersion: musterv1.GroupVersion.String(), Kind: "TrainingJob"},

@@ -1,24 +1,29 @@
 // Package suspend implements `muster suspend` and `muster resume`: they set
-// spec.run.suspend. Resuming a job a failure rule suspended changes the
-// spec, which is what ends such a suspension.
+// spec.run.execution to Suspend and back to Start. Resuming a job a failure
+// rule suspended also sets spec.run.resumeRequest, which ends such a
+// suspension; either way resume is one change.
 package suspend
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/utils/ptr"
+	"k8s.io/utils/clock"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/cli/cmdutil"
 )
 
 // Options are suspend's and resume's.
 type Options struct {
 	Suspend bool
+	// Clock gives resumeRequest its value.
+	Clock clock.Clock
 	cmdutil.JobPatch
 }
 
@@ -26,7 +31,7 @@ type Options struct {
 func NewSuspendCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	return newCmd(f, &Options{Suspend: true, JobPatch: cmdutil.JobPatch{IOStreams: streams}}, &cobra.Command{
 		Use:     "suspend JOB...",
-		Short:   "Suspend jobs: their pods are deleted, the jobs are kept (spec.run.suspend)",
+		Short:   "Suspend jobs: their pods are deleted, the jobs are kept (spec.run.execution: Suspend)",
 		Example: "  muster suspend pet",
 	})
 }
@@ -43,7 +48,10 @@ func NewResumeCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.
 func newCmd(f cmdutil.Factory, o *Options, cmd *cobra.Command) *cobra.Command {
 	cmd.Args = cobra.MinimumNArgs(1)
 	cmd.ValidArgsFunction = cmdutil.JobNames(f, 0)
-	cmd.RunE = cmdutil.RunE(func(a []string) error { return o.Complete(f, a) }, func() error { return nil }, o.Run)
+	cmd.RunE = cmdutil.RunE(func(a []string) error {
+		o.Clock = f.Clock()
+		return o.Complete(f, a)
+	}, func() error { return nil }, o.Run)
 	return cmd
 }
 
@@ -51,26 +59,33 @@ func newCmd(f cmdutil.Factory, o *Options, cmd *cobra.Command) *cobra.Command {
 // has finished, is reported and left alone.
 func (o *Options) Run(ctx context.Context) error {
 	return o.JobPatch.Run(ctx, func(name string, job *musterv1.TrainingJob) (cmdutil.Change, error) {
-		patches := []bool{o.Suspend}
-		switch {
-		case job.Status.Finished():
+		if job.Status.Finished() {
 			return cmdutil.Change{}, fmt.Errorf("job %s has finished (%s): there is nothing to %s", name, job.Status.Phase, o.verb())
-		case !o.Suspend && suspendedByRule(job):
-			// A failure rule's suspension holds until the spec changes,
-			// whatever spec.run.suspend says: suspending and resuming
-			// changes it.
-			patches = []bool{true, false}
-		case ptr.Deref(job.Spec.Run.Suspend, false) == o.Suspend:
-			if o.Suspend {
+		}
+		suspended := job.Spec.Run.Execution == musterv1.ExecutionSuspend
+		if o.Suspend {
+			if suspended {
 				return cmdutil.Change{Said: "was already suspended"}, nil
 			}
+			return cmdutil.Change{Said: o.done(), Patches: []string{`{"spec":{"run":{"execution":"Suspend"}}}`}}, nil
+		}
+		run := map[string]string{}
+		if suspended {
+			run["execution"] = string(musterv1.ExecutionStart)
+		}
+		if suspendedByRule(job) {
+			// A failure rule's suspension holds until the spec changes; a
+			// new resumeRequest is that change.
+			run["resumeRequest"] = o.Clock.Now().UTC().Format(time.RFC3339Nano)
+		}
+		if len(run) == 0 {
 			return cmdutil.Change{Said: "was not suspended"}, nil
 		}
-		c := cmdutil.Change{Said: o.done()}
-		for _, suspend := range patches {
-			c.Patches = append(c.Patches, fmt.Sprintf(`{"spec":{"run":{"suspend":%t}}}`, suspend))
+		patch, err := json.Marshal(map[string]any{"spec": map[string]any{"run": run}})
+		if err != nil {
+			return cmdutil.Change{}, err
 		}
-		return c, nil
+		return cmdutil.Change{Said: o.done(), Patches: []string{string(patch)}}, nil
 	})
 }
 
@@ -91,6 +106,6 @@ func (o *Options) done() string {
 // suspendedByRule is whether a failure rule holds the job suspended.
 func suspendedByRule(job *musterv1.TrainingJob) bool {
 	c := job.Status.Condition(musterv1.ConditionSuspended)
-	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == musterv1.ReasonSuspendedByPolicy &&
+	return c != nil && c.Status == metav1.ConditionTrue && c.Reason == string(musterv1.ReasonSuspendedByPolicy) &&
 		c.ObservedGeneration == job.Generation
 }

@@ -6,11 +6,10 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/cli/clitest"
 )
 
@@ -30,8 +29,8 @@ func TestSuspendAndResume(t *testing.T) {
 		if err := f.Jobs.Get(context.Background(), client.ObjectKey{Namespace: "team", Name: "pet"}, job); err != nil {
 			t.Fatal(err)
 		}
-		if got := ptr.Deref(job.Spec.Run.Suspend, false); got != step.want {
-			t.Fatalf("spec.run.suspend = %t, want %t", got, step.want)
+		if got := job.Spec.Run.Execution == musterv1.ExecutionSuspend; got != step.want {
+			t.Fatalf("spec.run.execution = %s, want Suspend: %t", job.Spec.Run.Execution, step.want)
 		}
 	}
 	clitest.Golden(t, "suspend-resume", out.String())
@@ -44,14 +43,14 @@ func TestSuspendFinished(t *testing.T) {
 	}
 }
 
-// A job a failure rule suspended is held until its spec changes, whatever
-// spec.run.suspend says: resume suspends and resumes it, two changes.
+// A job a failure rule suspended is held until its spec changes: resume
+// sets spec.run.resumeRequest, one change.
 func TestResumeAJobARuleSuspended(t *testing.T) {
 	job := clitest.ElasticJob()
 	job.Generation = 4
-	job.Spec.Run.Suspend = ptr.To(false)
+	job.Spec.Run.Execution = musterv1.ExecutionStart
 	job.Status.Conditions = append(job.Status.Conditions, metav1.Condition{Type: string(musterv1.ConditionSuspended),
-		Status: metav1.ConditionTrue, Reason: musterv1.ReasonSuspendedByPolicy, ObservedGeneration: 4, Message: "a lifecycle policy suspends the job"})
+		Status: metav1.ConditionTrue, Reason: string(musterv1.ReasonSuspendedByPolicy), ObservedGeneration: 4, Message: "a lifecycle policy suspends the job"})
 	f := clitest.NewFactory(clitest.Options{}, job)
 	var patches []string
 	f.Jobs = interceptor.NewClient(f.Jobs, interceptor.Funcs{
@@ -68,7 +67,7 @@ func TestResumeAJobARuleSuspended(t *testing.T) {
 	if r.Error != nil {
 		t.Fatal(r.Error)
 	}
-	want := []string{`{"spec":{"run":{"suspend":true}}}`, `{"spec":{"run":{"suspend":false}}}`}
+	want := []string{`{"spec":{"run":{"resumeRequest":"2026-03-01T12:00:00Z"}}}`}
 	if strings.Join(patches, " ") != strings.Join(want, " ") {
 		t.Fatalf("patches %q, want %q", patches, want)
 	}

@@ -26,7 +26,7 @@ import (
 	"k8s.io/streaming/pkg/httpstream"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/cli/cmdutil"
 	"github.com/muster-dev/muster/internal/cli/progress"
 	"github.com/muster-dev/muster/internal/plan/objects"
@@ -187,10 +187,10 @@ func (o *Options) check(job *musterv1.TrainingJob) (bool, string, error) {
 		return false, "the operator has not made it yet", nil
 	case c.Status == metav1.ConditionTrue:
 		return true, "", nil
-	case c.Reason == musterv1.ReasonTTLExpired:
+	case c.Reason == string(musterv1.ReasonTTLExpired):
 		return false, "", fmt.Errorf("the TensorBoard of %s is gone: %s; remove spec.tensorboard.ttlSecondsAfterFinished before the job ends to keep it",
 			cmdutil.Ref(o.Name), c.Message)
-	case c.Reason == musterv1.ReasonInvalidSpec:
+	case c.Reason == string(musterv1.ReasonInvalidSpec):
 		return false, "", fmt.Errorf("the TensorBoard of %s cannot be made: %s", cmdutil.Ref(o.Name), c.Message)
 	}
 	// Starting, or blocked by something that may go away (a name taken, a

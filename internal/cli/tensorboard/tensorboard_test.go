@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/cli/clitest"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/testutil"
@@ -61,7 +61,7 @@ func (f *forwarder) forwardedTo() string {
 // A ready TensorBoard is forwarded to through its ready pod.
 func TestForwardsToTheReadyPod(t *testing.T) {
 	fw := &forwarder{}
-	f := clitest.NewFactory(clitest.Options{}, job(musterv1.ReasonReady, metav1.ConditionTrue), pod("pet-tb-a", false), pod("pet-tb-b", true))
+	f := clitest.NewFactory(clitest.Options{}, job(string(musterv1.ReasonReady), metav1.ConditionTrue), pod("pet-tb-a", false), pod("pet-tb-b", true))
 	r := clitest.Run(t, NewCmdForwarding(fw.forward), f, "pet", "--port", "7007")
 	if r.Error != nil {
 		t.Fatalf("error %v\nstderr %s", r.Error, r.Err)
@@ -82,7 +82,7 @@ func TestWaitsForTheTensorBoard(t *testing.T) {
 			close(watching)
 			return w, err
 		},
-	}}, job(musterv1.ReasonStarting, metav1.ConditionFalse), pod("pet-tb", true))
+	}}, job(string(musterv1.ReasonStarting), metav1.ConditionFalse), pod("pet-tb", true))
 	updated := make(chan error, 1)
 	go func() {
 		<-watching
@@ -91,7 +91,7 @@ func TestWaitsForTheTensorBoard(t *testing.T) {
 			updated <- err
 			return
 		}
-		live.Status = job(musterv1.ReasonReady, metav1.ConditionTrue).Status
+		live.Status = job(string(musterv1.ReasonReady), metav1.ConditionTrue).Status
 		updated <- f.Jobs.Status().Update(context.Background(), live)
 	}()
 	r := clitest.Run(t, NewCmdForwarding(fw.forward), f, "pet", "--timeout", "10s")
@@ -117,13 +117,13 @@ func TestTensorBoardErrors(t *testing.T) {
 		want string
 	}{
 		"no spec.tensorboard": {noTensorBoard, nil, "trainingjob.muster.dev/pet has no spec.tensorboard: add one"},
-		"removed after its TTL": {job(musterv1.ReasonTTLExpired, metav1.ConditionFalse), nil,
+		"removed after its TTL": {job(string(musterv1.ReasonTTLExpired), metav1.ConditionFalse), nil,
 			"the TensorBoard of trainingjob.muster.dev/pet is gone: message of TTLExpired"},
-		"an invalid spec": {job(musterv1.ReasonInvalidSpec, metav1.ConditionFalse), nil,
+		"an invalid spec": {job(string(musterv1.ReasonInvalidSpec), metav1.ConditionFalse), nil,
 			"cannot be made: message of InvalidSpec"},
-		"blocked past the timeout": {job(musterv1.ReasonNameTaken, metav1.ConditionFalse), []string{"--timeout", "200ms"},
+		"blocked past the timeout": {job(string(musterv1.ReasonNameTaken), metav1.ConditionFalse), []string{"--timeout", "200ms"},
 			"is not ready after 200ms (message of NameTaken): `muster describe pet` shows its condition"},
-		"a bad port": {job(musterv1.ReasonReady, metav1.ConditionTrue), []string{"--port", "70000"}, "--port 70000"},
+		"a bad port": {job(string(musterv1.ReasonReady), metav1.ConditionTrue), []string{"--port", "70000"}, "--port 70000"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/cli/clitest"
 )
 
@@ -47,7 +47,7 @@ func TestWaitFollowsTheJob(t *testing.T) {
 			job.Status.Ready = "64/64"
 			if phase == musterv1.PhaseSucceeded {
 				job.Status.Conditions = append(job.Status.Conditions, metav1.Condition{
-					Type: string(musterv1.ConditionSucceeded), Status: metav1.ConditionTrue, Reason: musterv1.ReasonAllTasksCompleted, LastTransitionTime: metav1.Now()})
+					Type: string(musterv1.ConditionSucceeded), Status: metav1.ConditionTrue, Reason: string(musterv1.ReasonAllTasksCompleted), LastTransitionTime: metav1.Now()})
 			}
 			if err := f.Jobs.Status().Update(context.Background(), job); err != nil {
 				panic(err)

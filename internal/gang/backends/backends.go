@@ -5,7 +5,7 @@ package backends
 import (
 	"fmt"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/gang"
 	"github.com/muster-dev/muster/internal/gang/coscheduling"
 	"github.com/muster-dev/muster/internal/gang/native"

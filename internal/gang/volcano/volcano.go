@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/gang"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
@@ -155,7 +155,7 @@ func (Backend) Observe(obj client.Object) gang.State {
 	case "Running", "Completed":
 		st.Admitted, st.Scheduled = true, new(true)
 	default:
-		st.Reason, st.Message = musterv1.ReasonGangQueued, "waiting for queue "+queueOf(u)+" to admit the PodGroup"
+		st.Reason, st.Message = string(musterv1.ReasonGangQueued), "waiting for queue "+queueOf(u)+" to admit the PodGroup"
 	}
 	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
 	for _, c := range conds {
@@ -164,7 +164,7 @@ func (Backend) Observe(obj client.Object) gang.State {
 			msg, _ := m["message"].(string)
 			st.Scheduled = new(false)
 			if st.Admitted {
-				st.Reason = musterv1.ReasonGangUnschedulable
+				st.Reason = string(musterv1.ReasonGangUnschedulable)
 			}
 			if msg != "" {
 				st.Message = msg

@@ -7,7 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/gang"
 	"github.com/muster-dev/muster/internal/gang/volcano"
 	"github.com/muster-dev/muster/internal/testutil"
@@ -46,13 +46,13 @@ func TestObservePendingWaitsInTheQueue(t *testing.T) {
 		"status": map[string]any{"phase": "Pending"},
 	}}
 	st := b.Observe(pg)
-	if st.Admitted || st.Reason != musterv1.ReasonGangQueued {
+	if st.Admitted || st.Reason != string(musterv1.ReasonGangQueued) {
 		t.Errorf("Pending: got %+v, want not admitted, Queued", st)
 	}
 	_ = unstructured.SetNestedField(pg.Object, "Inqueue", "status", "phase")
 	_ = unstructured.SetNestedSlice(pg.Object, []any{map[string]any{"type": "Unschedulable", "status": "True", "message": "0/2 nodes are available"}}, "status", "conditions")
 	st = b.Observe(pg)
-	if !st.Admitted || st.Scheduled == nil || *st.Scheduled || st.Reason != musterv1.ReasonGangUnschedulable || st.Message != "0/2 nodes are available" {
+	if !st.Admitted || st.Scheduled == nil || *st.Scheduled || st.Reason != string(musterv1.ReasonGangUnschedulable) || st.Message != "0/2 nodes are available" {
 		t.Errorf("Inqueue and unschedulable: got %+v", st)
 	}
 	_ = unstructured.SetNestedField(pg.Object, "Running", "status", "phase")

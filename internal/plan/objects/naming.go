@@ -3,7 +3,7 @@ package objects
 import (
 	"strconv"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // PodName is the name, and hostname, of task index of role in job.

@@ -6,7 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -160,9 +160,9 @@ func TestDebugReplacesCommands(t *testing.T) {
 		wantInit    int
 	}{
 		"default is sleep inf":        {debug: musterv1.DebugPolicy{}, role: "worker", wantCommand: []string{"sleep", "inf"}, wantInit: 1},
-		"job-wide command, skip init": {debug: musterv1.DebugPolicy{Command: []string{"bash"}, SkipInitContainers: new(true)}, role: "worker", wantCommand: []string{"bash"}},
+		"job-wide command, skip init": {debug: musterv1.DebugPolicy{Command: []string{"bash"}, RunInitContainers: new(false)}, role: "worker", wantCommand: []string{"bash"}},
 		"the role's own settings win": {
-			debug: musterv1.DebugPolicy{Command: []string{"bash"}, Roles: []musterv1.RoleDebug{{Name: "master", Command: []string{"sleep", "600"}, SkipInitContainers: new(true)}}},
+			debug: musterv1.DebugPolicy{Command: []string{"bash"}, Roles: []musterv1.RoleDebug{{Name: "master", Command: []string{"sleep", "600"}, RunInitContainers: new(false)}}},
 			role:  "master", wantCommand: []string{"sleep", "600"},
 		},
 	}

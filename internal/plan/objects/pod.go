@@ -7,7 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
@@ -123,13 +123,13 @@ func applyDebug(d *musterv1.DebugPolicy, role string, spec *corev1.PodSpec) {
 	if d == nil {
 		return
 	}
-	command, skipInit := d.Command, ptr.Deref(d.SkipInitContainers, false)
+	command, skipInit := d.Command, !ptr.Deref(d.RunInitContainers, true)
 	for _, r := range d.Roles {
 		if r.Name == role {
 			if len(r.Command) > 0 {
 				command = r.Command
 			}
-			skipInit = skipInit || ptr.Deref(r.SkipInitContainers, false)
+			skipInit = skipInit || !ptr.Deref(r.RunInitContainers, true)
 		}
 	}
 	if len(command) == 0 {

@@ -7,7 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
@@ -34,7 +34,7 @@ func volcanoEnvName(role string) string {
 // hosts files. Volcano's hosts are <pod>.<job>, which Muster's names are
 // too (the job's Service is named after it). Peers are not waited for: a
 // job written for Volcano expects no wait and may not need all its roles.
-func volcanoWiring(t taskRef, v *musterv1.VolcanoRuntime) wiring {
+func volcanoWiring(t taskRef, v *musterv1.VolcanoJobRuntime) wiring {
 	idx := strconv.Itoa(int(t.index))
 	env := []corev1.EnvVar{
 		{Name: "VC_TASK_INDEX", Value: idx},

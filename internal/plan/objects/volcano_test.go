@@ -6,12 +6,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
 func TestVolcanoEnvAndHostsFiles(t *testing.T) {
-	job := testutil.MakeJob("vj", "ns").UID("u").Runtime(musterv1.Runtime{Volcano: &musterv1.VolcanoRuntime{}}).
+	job := testutil.MakeJob("vj", "ns").UID("u").Runtime(musterv1.Runtime{VolcanoJob: &musterv1.VolcanoJobRuntime{}}).
 		Role("ps", 1).Role("data-worker", 3).Obj()
 	for _, tc := range []struct {
 		role  string
@@ -52,7 +52,7 @@ func TestVolcanoEnvAndHostsFiles(t *testing.T) {
 }
 
 func TestVolcanoMountPathAndLargeRoles(t *testing.T) {
-	job := testutil.MakeJob("vj", "ns").Runtime(musterv1.Runtime{Volcano: &musterv1.VolcanoRuntime{MountPath: "/hosts"}}).
+	job := testutil.MakeJob("vj", "ns").Runtime(musterv1.Runtime{VolcanoJob: &musterv1.VolcanoJobRuntime{MountPath: "/hosts"}}).
 		Role("worker", volcanoHostsEnvMax+1).Role("zero", 0).Obj()
 	pod := podOf(t, job, "worker", 5)
 	checkEnv(t, pod, map[string]string{"VC_WORKER_HOSTS": "", "VC_WORKER_NUM": "1001", "VC_ZERO_NUM": "0", "VC_TASK_INDEX": "5"})

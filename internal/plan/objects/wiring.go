@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
@@ -45,8 +45,8 @@ func runtimeWiring(t taskRef) wiring {
 		return mpiWiring(t, rt.MPI)
 	case rt.JAX != nil:
 		return jaxWiring(t, rt.JAX)
-	case rt.Volcano != nil:
-		return volcanoWiring(t, rt.Volcano)
+	case rt.VolcanoJob != nil:
+		return volcanoWiring(t, rt.VolcanoJob)
 	}
 	return wiring{}
 }
@@ -118,7 +118,7 @@ func DesiredRuntimeObjects(job *musterv1.TrainingJob) []client.Object {
 	switch {
 	case rt == nil:
 		return nil
-	case rt.Volcano != nil:
+	case rt.VolcanoJob != nil:
 		return []client.Object{volcanoHostsConfigMap(job)}
 	case rt.MPI != nil:
 		return []client.Object{mpiHostfileConfigMap(job, rt.MPI), MPISSHSecret(job)}

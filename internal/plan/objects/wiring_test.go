@@ -6,7 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/topology"
 	"github.com/muster-dev/muster/internal/testutil"
 )
@@ -74,7 +74,7 @@ func TestWaitStepTakesTheTaskImageAndComesFirst(t *testing.T) {
 		t.Error("the coordinator waits for nobody")
 	}
 	debug := testutil.MakeJob("j", "ns").Runtime(musterv1.Runtime{JAX: &musterv1.JAXRuntime{}}).Role("worker", 2).
-		Debug(musterv1.DebugPolicy{SkipInitContainers: new(true)}).Obj()
+		Debug(musterv1.DebugPolicy{RunInitContainers: new(false)}).Obj()
 	if pod := podOf(t, debug, "worker", 1); len(pod.Spec.InitContainers) != 0 {
 		t.Error("debug's skipInitContainers skips the wait step too")
 	}

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/utils/ptr"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // ScalableRoles are the roles spec.scaling sizes, in its order; none

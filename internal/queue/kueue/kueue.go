@@ -2,7 +2,7 @@
 // expects an externally managed job kind to: Muster makes one Kueue
 // Workload per job, with one podSet per role, and runs the job only while
 // Kueue has admitted that Workload. Kueue is told about the kind with
-// integrations.externalFrameworks: ["TrainingJob.v1alpha1.muster.dev"].
+// integrations.externalFrameworks: ["TrainingJob.v1beta1.muster.dev"].
 //
 // Unlike Kueue's built-in integrations, which suspend the job through its
 // spec and write the admitted flavors' node selectors into its pod
@@ -26,7 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
-	musterv1 "github.com/muster-dev/muster/api/v1alpha1"
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
@@ -34,7 +34,7 @@ import (
 const LabelQueueName = "kueue.x-k8s.io/queue-name"
 
 // ExternalFramework is the name Kueue's configuration lists the kind by.
-const ExternalFramework = "TrainingJob.v1alpha1.muster.dev"
+const ExternalFramework = "TrainingJob.v1beta1.muster.dev"
 
 // The Kueue kinds Muster reads and writes: kueue.x-k8s.io/v1beta2, the
 // version Kueue stores since v0.15.
