@@ -2,16 +2,13 @@ package importer
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/muster-dev/muster/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files with the output the tests get")
 
 // Every testdata/<format>/<name>.yaml converts to <name>.golden.yaml, with
 // the report in <name>.report.golden. Regenerate them with
@@ -67,17 +64,5 @@ func convertFile(t *testing.T, name string) []Result {
 
 func golden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v: run go test with -update to write it", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("output differs from %s (-want +got), run go test with -update if the change is meant:\n%s", path, diff)
-	}
+	testutil.Golden(t, path, got)
 }

@@ -1,11 +1,9 @@
 package plan
 
 import (
-	"flag"
 	"fmt"
 	"maps"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -460,22 +458,7 @@ func TestSimulationTraces(t *testing.T) {
 			}
 			file := filepath.Join("testdata", "simulation", slug(name)+".golden")
 			got := strings.Join(s.log, "\n") + "\n"
-			if *update {
-				if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (run with -update to write it)", err)
-			}
-			if d := cmp.Diff(string(want), got); d != "" {
-				t.Errorf("the trace of %s changed (-want +got); if that is meant, run with -update:\n%s", name, d)
-			}
+			testutil.Golden(t, file, got)
 		})
 	}
 }
@@ -484,5 +467,3 @@ func TestSimulationTraces(t *testing.T) {
 func slug(name string) string {
 	return strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == ' ' || r == ',' }), "-")
 }
-
-var update = flag.Bool("update", false, "rewrite the golden traces with the ones the tests get")

@@ -7,13 +7,10 @@ package clitest
 import (
 	"bytes"
 	"context"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,9 +27,8 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/cli/cmdutil"
+	"github.com/muster-dev/muster/internal/testutil"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files with the output the tests get")
 
 // Now is the fake clock's time: every age in golden files counts from it.
 var Now = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -132,23 +128,7 @@ func RunWithInput(t *testing.T, newCmd NewCmd, f *Factory, stdin string, args ..
 // -update.
 func Golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v: run go test with -update to write it", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("output differs from %s (-want +got), run go test with -update if the change is meant:\n%s", path, diff)
-	}
+	testutil.Golden(t, filepath.Join("testdata", name+".golden"), got)
 }
 
 // Event is an event about obj of kind, reason and message, seen age ago.
