@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -40,21 +41,36 @@ type storageMigration struct {
 // NeedLeaderElection: one replica migrates.
 func (m *storageMigration) NeedLeaderElection() bool { return true }
 
-// Start migrates, and says so in the log; a failure is logged and retried
-// at the next start, never fatal: every job still reads in every served
-// version meanwhile.
+// Start migrates, and says so in the log. A failure is logged and tried
+// again, later and later, never fatal: every job still reads in every
+// served version meanwhile. The first tries of an upgrade often fail: a
+// job stored in the old version is converted to be written back, and the
+// conversion webhook is called only once the certificate rotator has put
+// its CA in the CRD.
 func (m *storageMigration) Start(ctx context.Context) error {
 	log := ctrl.LoggerFrom(ctx).WithName("storage-migration")
-	n, err := m.migrate(ctx)
-	if err != nil {
-		log.Error(err, "Migrating the stored TrainingJobs to "+musterv1.GroupVersion.Version+"; the next start tries again")
-		return nil
+	for delay := migrationRetry; ; delay = min(2*delay, maxMigrationRetry) {
+		n, err := m.migrate(ctx)
+		if err == nil {
+			if n >= 0 {
+				log.Info("Stored TrainingJobs migrated", "version", musterv1.GroupVersion.Version, "jobs", n)
+			}
+			return nil
+		}
+		log.Error(err, "Migrating the stored TrainingJobs to "+musterv1.GroupVersion.Version, "retryIn", delay)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(delay):
+		}
 	}
-	if n >= 0 {
-		log.Info("Stored TrainingJobs migrated", "version", musterv1.GroupVersion.Version, "jobs", n)
-	}
-	return nil
 }
+
+// How soon a failed migration is tried again: at first, then at most.
+const (
+	migrationRetry    = 2 * time.Second
+	maxMigrationRetry = 5 * time.Minute
+)
 
 // migrate rewrites the jobs and trims storedVersions; it returns how many
 // jobs it wrote, or -1 when there was nothing to migrate.
