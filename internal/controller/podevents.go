@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
@@ -83,10 +84,15 @@ func batchedOwnerEvents(delay time.Duration, clk clock.PassiveClock, seen podObs
 }
 
 // jobOwner is the pod's controller, if any, and whether it is a
-// TrainingJob.
+// TrainingJob, of any version: a pod an earlier operator made names the
+// version that operator worked in.
 func jobOwner(obj client.Object) (*metav1.OwnerReference, bool) {
 	ref := metav1.GetControllerOf(obj)
-	return ref, ref != nil && ref.Kind == "TrainingJob" && ref.APIVersion == musterv1.GroupVersion.String()
+	if ref == nil || ref.Kind != "TrainingJob" {
+		return ref, false
+	}
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	return ref, err == nil && gv.Group == musterv1.GroupVersion.Group
 }
 
 // podObserver is told of every pod the cache takes in or lets go: the

@@ -246,7 +246,10 @@ func apply(g gomega.Gomega, dir string, args ...string) {
 }
 
 // run runs a command in dir with its own Helm folders (never the user's),
-// and returns its combined output.
+// and returns its combined output. kubectl gets a discovery cache of its
+// own, every time: the tests install releases whose CRDs serve different
+// versions, and a cached list of them would send kubectl to one no longer
+// (or not yet) served.
 func run(dir, name string, args ...string) (string, error) {
 	if filepath.Base(name) == "helm" {
 		args = append(args, "--kubeconfig", cluster.Kubeconfig())
@@ -254,9 +257,15 @@ func run(dir, name string, args ...string) (string, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
+	cache, err := os.MkdirTemp("", "kubecache")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = os.RemoveAll(cache) }()
 	cmd := exec.Command(name, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(),
+		"KUBECACHEDIR="+cache,
 		"KUBECONFIG="+cluster.Kubeconfig(),
 		"HELM_CACHE_HOME="+filepath.Join(dir, "helm", "cache"),
 		"HELM_CONFIG_HOME="+filepath.Join(dir, "helm", "config"),
@@ -277,6 +286,19 @@ func available(d *appsv1.Deployment) bool {
 		}
 	}
 	return false
+}
+
+// logOperatorOnFailure logs the operator's last lines when the test fails,
+// before the cleanups registered earlier uninstall it.
+func logOperatorOnFailure(t *testing.T) {
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		out, _ := run("", kubectl, "--kubeconfig", cluster.Kubeconfig(), "logs", "-n", namespace,
+			"-l", "app.kubernetes.io/name=muster-operator", "--prefix", "--tail=300")
+		t.Logf("the operator's log:\n%s", out)
+	})
 }
 
 // operatorPods says where the operator's pods are, for a failure message.

@@ -81,6 +81,7 @@ func TestUpgrade(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = run(dir, kubectl, "delete", "--ignore-not-found", "--wait", "--timeout=2m", "-f", newInstall)
 	})
+	logOperatorOnFailure(t)
 	waitOperator(t, g, prevDigest)
 	webhookAnswers(g, dir, "v1alpha1")
 
@@ -110,7 +111,11 @@ func TestUpgrade(t *testing.T) {
 	g.Expect(os.WriteFile(filepath.Join(claimDir("counter"), "go"), nil, 0o644)).To(gomega.Succeed())
 	g.Eventually(func(g gomega.Gomega) {
 		g.Expect(getJob(g).Status.Phase).To(gomega.Equal(musterv1.JobPhase("Succeeded")))
-	}, 2*time.Minute, time.Second).Should(gomega.Succeed())
+	}, 2*time.Minute, time.Second).Should(gomega.Succeed(), func() string {
+		job, _ := run(dir, kubectl, "get", "trainingjob", "across", "-n", jobsNS, "-o", "yaml")
+		pods, _ := run(dir, kubectl, "get", "pods", "-n", jobsNS, "-o", "wide", "--show-labels")
+		return "the job:\n" + job + "\nits pods:\n" + pods + "\nattempts started: " + counter()
+	})
 	j = getJob(g)
 	g.Expect(j.Status.Restarts.Total).To(gomega.BeEquivalentTo(2), "restarts %+v", j.Status.Restarts)
 	g.Expect(counter()).To(gomega.Equal("3"), "attempts the job ran")

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -68,15 +69,22 @@ func TestStoredJobsAreMigrated(t *testing.T) {
 	e := newEnv(t)
 	setStorage := func(version string) {
 		t.Helper()
-		crd := &unstructured.Unstructured{}
-		crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
-		e.g.Expect(k8s.Get(e.ctx(), client.ObjectKey{Name: "trainingjobs.muster.dev"}, crd)).To(gomega.Succeed())
-		versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
-		for _, v := range versions {
-			v.(map[string]any)["storage"] = v.(map[string]any)["name"] == version
-		}
-		e.g.Expect(unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions")).To(gomega.Succeed())
-		e.g.Expect(k8s.Update(e.ctx(), crd)).To(gomega.Succeed())
+		// The operator may be writing the CRD's status meanwhile.
+		e.g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			crd := &unstructured.Unstructured{}
+			crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+			if err := k8s.Get(e.ctx(), client.ObjectKey{Name: "trainingjobs.muster.dev"}, crd); err != nil {
+				return err
+			}
+			versions, _, _ := unstructured.NestedSlice(crd.Object, "spec", "versions")
+			for _, v := range versions {
+				v.(map[string]any)["storage"] = v.(map[string]any)["name"] == version
+			}
+			if err := unstructured.SetNestedSlice(crd.Object, versions, "spec", "versions"); err != nil {
+				return err
+			}
+			return k8s.Update(e.ctx(), crd)
+		})).To(gomega.Succeed())
 	}
 	storedVersions := func() []string {
 		crd := &unstructured.Unstructured{}
