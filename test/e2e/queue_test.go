@@ -128,6 +128,23 @@ func kueueQueue(t *testing.T, g gomega.Gomega, ns string, preemption map[string]
 		name, r := o.obj.GetName(), o.resource
 		t.Cleanup(func() { _ = dc.Resource(kueueResource(r)).Delete(context.Background(), name, metav1.DeleteOptions{}) })
 	}
+	// When the test fails, say what Kueue made of the jobs' Workloads.
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		list, err := dc.Resource(kueueResource("workloads")).Namespace(ns).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			t.Logf("listing the Workloads: %v", err)
+			return
+		}
+		for _, w := range list.Items {
+			spec, _, _ := unstructured.NestedMap(w.Object, "spec")
+			delete(spec, "podSets")
+			status, _, _ := unstructured.NestedMap(w.Object, "status")
+			t.Logf("Workload %s: owners %v, spec %v, status %v", w.GetName(), w.GetOwnerReferences(), spec, status)
+		}
+	})
 	lq := obj("LocalQueue", "team-a", map[string]any{"clusterQueue": cq})
 	lq.SetNamespace(ns)
 	_, err := dc.Resource(kueueResource("localqueues")).Namespace(ns).Create(ctx, lq, metav1.CreateOptions{})
@@ -165,7 +182,7 @@ func TestKueuePreemptsALowerPriorityTrainingJob(t *testing.T) {
 	g.Expect(c.Create(ctx, job("high", ns+"-high", 10*time.Second))).To(gomega.Succeed())
 	evicted := waitJob(g, c, ns, "low", func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(j.Status.IsTrue(musterv1.ConditionSuspended)).To(gomega.BeTrue(), "conditions %+v", j.Status.Conditions)
-		g.Expect(j.Status.Condition(musterv1.ConditionSuspended).Reason).To(gomega.BeElementOf(musterv1.ReasonEvicted, musterv1.ReasonWaitingForAdmission))
+		g.Expect(j.Status.Condition(musterv1.ConditionSuspended).Reason).To(gomega.BeElementOf(string(musterv1.ReasonEvicted), string(musterv1.ReasonWaitingForAdmission)))
 	})
 	t.Logf("low: %s", evicted.Status.Condition(musterv1.ConditionSuspended).Message)
 	waitJob(g, c, ns, "high", phaseIs(musterv1.PhaseRunning))

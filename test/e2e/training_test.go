@@ -219,7 +219,11 @@ func TestSuspendThenResumeContinuesFromCheckpoint(t *testing.T) {
 		Should(gomega.ContainSubstring("step 3"))
 
 	setSuspend := func(s bool) {
-		patch := fmt.Appendf(nil, `{"spec":{"run":{"suspend":%t}}}`, s)
+		execution := musterv1.ExecutionStart
+		if s {
+			execution = musterv1.ExecutionSuspend
+		}
+		patch := fmt.Appendf(nil, `{"spec":{"run":{"execution":%q}}}`, execution)
 		g.Expect(c.Patch(ctx, &musterv1.TrainingJob{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "pause"}},
 			client.RawPatch("application/merge-patch+json", patch))).To(gomega.Succeed())
 	}
