@@ -193,12 +193,6 @@ func ImpliedRestartScope(job *TrainingJob, role string) v1beta1.RestartScope {
 	rt := job.Spec.Runtime
 	elastic := rt != nil && rt.PyTorch != nil && rt.PyTorch.Elastic != nil &&
 		slices.ContainsFunc(job.Spec.Scaling.Roles, func(s ScalingRole) bool { return s.Name == role })
-	if elastic {
-		return v1beta1.RestartScopeTask
-	}
-	if rt != nil && rt.Volcano == nil {
-		return v1beta1.RestartScopeJob
-	}
 	backend := DefaultGangBackend
 	if job.Spec.Scheduling.Backend != "" {
 		backend = job.Spec.Scheduling.Backend
@@ -206,10 +200,7 @@ func ImpliedRestartScope(job *TrainingJob, role string) v1beta1.RestartScope {
 	if s := job.Status.Scheduling; s != nil && s.Backend != "" {
 		backend = s.Backend
 	}
-	if backend != "" && backend != GangNone {
-		return v1beta1.RestartScopeJob
-	}
-	return v1beta1.RestartScopeTask
+	return v1beta1.ShapeRestartScope(elastic, rt != nil && rt.Volcano == nil, backend != "" && backend != GangNone)
 }
 
 // restoreBeta puts back the v1beta1 values an earlier conversion to

@@ -1,6 +1,8 @@
 package v1beta1
 
 import (
+	"slices"
+
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -44,3 +46,28 @@ func (r *RoleStatus) TaskCount() int32 {
 
 // Hub marks v1beta1 as the version every other converts to and from.
 func (*TrainingJob) Hub() {}
+
+// ShapeRestartScope is the restart scope a role's shape calls for, the
+// one v1alpha1 implied where v1beta1 asks for it: Task in an elastic role
+// (its world survives a lost member); else Job where the tasks learn their
+// peers once (a runtime other than volcanoJob) or a gang is scheduled (a
+// lone replacement would not be placed as part of it); else Task. The
+// conversion from v1alpha1, muster import and the test builders all choose
+// by it.
+func ShapeRestartScope(elasticRole, peersOnce, gang bool) RestartScope {
+	if !elasticRole && (peersOnce || gang) {
+		return RestartScopeJob
+	}
+	return RestartScopeTask
+}
+
+// ShapeRestartScope is the restart scope role's shape calls for in this
+// spec (the package function of that name), with the gang backend the spec
+// names.
+func (s *TrainingJobSpec) ShapeRestartScope(role string) RestartScope {
+	rt := s.Runtime
+	elastic := rt != nil && rt.PyTorch != nil && rt.PyTorch.Elastic != nil &&
+		slices.ContainsFunc(s.Scaling.Roles, func(r ScalingRole) bool { return r.Name == role })
+	gang := s.Scheduling.Backend != "" && s.Scheduling.Backend != GangNone
+	return ShapeRestartScope(elastic, rt != nil && rt.VolcanoJob == nil, gang)
+}

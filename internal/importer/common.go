@@ -2,7 +2,6 @@ package importer
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -148,22 +147,8 @@ func orderRoles(roles []musterv1.Role) ([]musterv1.Role, error) {
 // as one without a gang: the source system replaced its pods one by one.
 func setRestartScopes(spec *musterv1.TrainingJobSpec) {
 	for i := range spec.Roles {
-		spec.Roles[i].RestartScope = restartScope(spec, spec.Roles[i].Name)
+		spec.Roles[i].RestartScope = spec.ShapeRestartScope(spec.Roles[i].Name)
 	}
-}
-
-func restartScope(spec *musterv1.TrainingJobSpec, role string) musterv1.RestartScope {
-	rt := spec.Runtime
-	scalable := slices.ContainsFunc(spec.Scaling.Roles, func(s musterv1.ScalingRole) bool { return s.Name == role })
-	switch {
-	case rt != nil && rt.PyTorch != nil && rt.PyTorch.Elastic != nil && scalable:
-		return musterv1.RestartScopeTask
-	case rt != nil && rt.VolcanoJob == nil:
-		return musterv1.RestartScopeJob
-	case spec.Scheduling.Backend != "" && spec.Scheduling.Backend != musterv1.GangNone:
-		return musterv1.RestartScopeJob
-	}
-	return musterv1.RestartScopeTask
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -214,7 +214,7 @@ func TestRestartScope(t *testing.T) {
 		"a gang": {spec: musterv1.TrainingJobSpec{Scheduling: musterv1.Scheduling{Backend: musterv1.GangCoscheduling}}, role: "worker", want: musterv1.RestartScopeJob},
 	}
 	for name, c := range cases {
-		if got := restartScope(&c.spec, c.role); got != c.want {
+		if got := c.spec.ShapeRestartScope(c.role); got != c.want {
 			t.Errorf("%s: %s, want %s", name, got, c.want)
 		}
 	}

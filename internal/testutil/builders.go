@@ -3,7 +3,6 @@
 package testutil
 
 import (
-	"slices"
 	"strconv"
 	"time"
 
@@ -178,24 +177,10 @@ func (b *JobBuilder) Obj() *musterv1.TrainingJob {
 	job := b.job.DeepCopy()
 	for i := range job.Spec.Roles {
 		if r := &job.Spec.Roles[i]; r.RestartScope == "" {
-			r.RestartScope = shapeScope(job, r.Name)
+			r.RestartScope = job.Spec.ShapeRestartScope(r.Name)
 		}
 	}
 	return job
-}
-
-func shapeScope(job *musterv1.TrainingJob, role string) musterv1.RestartScope {
-	rt := job.Spec.Runtime
-	scalable := slices.ContainsFunc(job.Spec.Scaling.Roles, func(s musterv1.ScalingRole) bool { return s.Name == role })
-	switch {
-	case rt != nil && rt.PyTorch != nil && rt.PyTorch.Elastic != nil && scalable:
-		return musterv1.RestartScopeTask
-	case rt != nil && rt.VolcanoJob == nil:
-		return musterv1.RestartScopeJob
-	case job.Spec.Scheduling.Backend != "" && job.Spec.Scheduling.Backend != musterv1.GangNone:
-		return musterv1.RestartScopeJob
-	}
-	return musterv1.RestartScopeTask
 }
 
 // PodBuilder builds an observed pod of a job, as the operator made it.
