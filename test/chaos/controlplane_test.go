@@ -52,11 +52,11 @@ func undisturbed(t *testing.T) map[string]outcome {
 // would, and starts them again, while the jobs go on.
 func restartComponents(names ...string) error {
 	for _, n := range names {
-		if err := devcluster.Kill(cluster, n); err != nil {
+		if err := devcluster.Kill(cluster.Config, n); err != nil {
 			return err
 		}
 	}
-	return devcluster.Up(context.Background(), cluster)
+	return devcluster.Up(context.Background(), cluster.Config)
 }
 
 // TestControlPlaneRestarts kills etcd and kube-apiserver together, then

@@ -53,11 +53,11 @@ func TestLaggingJobWatch(t *testing.T) {
 // (each chunk keeps its own due time, so the lag does not pile up).
 func lagProxy(t *testing.T, lag time.Duration) (*httptest.Server, *atomic.Int64) {
 	t.Helper()
-	target, err := url.Parse(restCfg.Host)
+	target, err := url.Parse(cluster.REST.Host)
 	if err != nil {
 		t.Fatal(err)
 	}
-	transport, err := rest.TransportFor(restCfg)
+	transport, err := rest.TransportFor(cluster.REST)
 	if err != nil {
 		t.Fatal(err)
 	}

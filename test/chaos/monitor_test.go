@@ -36,7 +36,7 @@ type monitor struct {
 func startMonitor(t *testing.T, namespace string) *monitor {
 	t.Helper()
 	m := &monitor{live: map[string]map[string]string{}, finishedAt: map[string]time.Time{}, created: map[string]map[string]bool{}, history: map[string][]string{}}
-	c, err := cache.New(restCfg, cache.Options{Scheme: scheme, DefaultNamespaces: map[string]cache.Config{namespace: {}}})
+	c, err := cache.New(cluster.REST, cache.Options{Scheme: k8s.Scheme(), DefaultNamespaces: map[string]cache.Config{namespace: {}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/test/framework"
 	"github.com/muster-dev/muster/tools/devcluster"
 )
 
@@ -188,25 +188,9 @@ func (d *driver) waitRunning(name string, n int, check func(corev1.Pod) bool) ([
 		if live, lerr := d.livePods(ctx, name); lerr == nil {
 			pods = live
 		}
-		return pods, fmt.Errorf("job %s: waiting for %d running pods: %w (live: %s)", name, n, err, describePods(pods))
+		return pods, fmt.Errorf("job %s: waiting for %d running pods: %w (live: %s)", name, n, err, framework.PodsSummary(pods))
 	}
 	return pods, nil
-}
-
-// describePods says where each pod is: name, phase and node.
-func describePods(pods []corev1.Pod) string {
-	if len(pods) == 0 {
-		return "none"
-	}
-	out := make([]string, 0, len(pods))
-	for _, p := range pods {
-		node := p.Spec.NodeName
-		if node == "" {
-			node = "unscheduled"
-		}
-		out = append(out, fmt.Sprintf("%s %.8s %s on %s", p.Name, p.UID, p.Status.Phase, node))
-	}
-	return strings.Join(out, ", ")
 }
 
 // exit makes a fake node's pod end with code, as its kubelet would report

@@ -21,24 +21,17 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/test/framework"
 	"github.com/muster-dev/muster/tools/devcluster"
 )
 
 var (
-	cluster  *devcluster.Config
-	restCfg  *rest.Config
-	cs       kubernetes.Interface
+	cluster *framework.Cluster
+	// k8s is cluster.Client, under the short name the tier calls it by.
 	k8s      client.Client
-	scheme   = runtime.NewScheme()
 	opBinary string
 	// seed drives every random choice of the tier: MUSTER_CHAOS_SEED
 	// replays a run (the kill points, not the interleaving the machine
@@ -66,62 +59,25 @@ func runSuite(m *testing.M) int {
 		seed = v
 	}
 	fmt.Fprintf(os.Stderr, "chaos: seed %d (MUSTER_CHAOS_SEED=%d replays it)\n", seed, seed)
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = musterv1.AddToScheme(scheme)
 
-	cfg, err := devcluster.NewConfig()
+	c, stop, err := framework.StartCluster(context.Background(), "chaos", func(cfg *devcluster.Config) {
+		cfg.FakeNodes, cfg.GPUsPerNode = 4, 8
+		cfg.NoOperator = true
+	}, setUp)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "chaos:", err)
 		return 1
 	}
-	cfg.StateDir = filepath.Join(cfg.Cache, "chaos")
-	cfg.FakeNodes, cfg.GPUsPerNode = 4, 8
-	cfg.NoOperator = true
-	cfg.Out = devcluster.PrefixWriter("chaos cluster: ")
-	cluster = cfg
-
-	ctx := context.Background()
-	if err := devcluster.Down(ctx, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "chaos: removing a leftover cluster:", err)
-		return 1
-	}
-	stopGuard := devcluster.GuardTeardown(cfg)
-	defer stopGuard()
-	defer func() {
-		if err := devcluster.Down(ctx, cfg); err != nil {
-			fmt.Fprintln(os.Stderr, "chaos: tearing down:", err)
-		}
-	}()
-	if err := setUp(ctx, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "chaos:", err)
-		return 1
-	}
+	defer stop()
+	cluster, k8s = c, c.Client
 	defer func() { _ = os.RemoveAll(filepath.Dir(opBinary)) }()
 	return m.Run()
 }
 
-// setUp starts the cluster, installs the CRD and builds the operator.
-func setUp(ctx context.Context, cfg *devcluster.Config) error {
-	start := time.Now()
-	if err := devcluster.Up(ctx, cfg); err != nil {
-		return fmt.Errorf("starting the cluster: %w", err)
-	}
-	var err error
-	if restCfg, err = cfg.RESTConfig(); err != nil {
-		return err
-	}
-	if cs, err = kubernetes.NewForConfig(restCfg); err != nil {
-		return err
-	}
-	if k8s, err = client.New(restCfg, client.Options{Scheme: scheme}); err != nil {
-		return err
-	}
-	bins, _, err := cfg.BinaryPaths()
-	if err != nil {
-		return err
-	}
-	out, err := exec.CommandContext(ctx, bins.Kubectl(), "--kubeconfig="+cfg.Kubeconfig(),
-		"apply", "--server-side", "-k", filepath.Join(cfg.Root, "config", "crd")).CombinedOutput()
+// setUp installs the CRD and builds the operator.
+func setUp(ctx context.Context, c *framework.Cluster) error {
+	out, err := exec.CommandContext(ctx, c.Kubectl, "--kubeconfig="+c.Kubeconfig(),
+		"apply", "--server-side", "-k", filepath.Join(c.Root, "config", "crd")).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("installing the CRD: %w\n%s", err, out)
 	}
@@ -129,7 +85,7 @@ func setUp(ctx context.Context, cfg *devcluster.Config) error {
 	// image and keeps its binary beside it); run as a host process, so the
 	// test can kill it at any moment and start it again. A copy, so a
 	// rebuild of the image meanwhile cannot change it under the test.
-	built, err := devcluster.Build(ctx, cfg, devcluster.BuildSet{Operator: true})
+	built, err := devcluster.Build(ctx, c.Config, devcluster.BuildSet{Operator: true})
 	if err != nil {
 		return fmt.Errorf("building the operator image: %w", err)
 	}
@@ -142,9 +98,5 @@ func setUp(ctx context.Context, cfg *devcluster.Config) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(opBinary, data, 0o755); err != nil {
-		return err
-	}
-	fmt.Fprintf(os.Stderr, "chaos: cluster ready in %s\n", time.Since(start).Round(time.Second))
-	return nil
+	return os.WriteFile(opBinary, data, 0o755)
 }

@@ -9,6 +9,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/test/framework"
 )
 
 // Under torchrun, rank 0 reports a job-wide throughput that grows with the
@@ -25,9 +26,10 @@ while True:
 // The autoscaler explores 1 -> 2 -> 3 workers, finds that the third does
 // not pay off, goes back to 2 and stops there.
 func TestAutoscalerFindsTheBestSize(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	job := testutil.MakeJob("auto", ns).Role("worker", 1).Elastic(1, 3).RestartPolicy(musterv1.RestartPolicyOnFailure).
 		Template(func(p *corev1.PodTemplateSpec) {
 			python(plateau)(p)
@@ -38,7 +40,7 @@ func TestAutoscalerFindsTheBestSize(t *testing.T) {
 		SamplesPerSize: 2, SettleSeconds: new(int32(8)), IntervalSeconds: 2,
 	}
 	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
-	got := waitJob(g, c, ns, "auto", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+	got := framework.WaitJob(g, c, ns, "auto", jobTimeout, func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(j.Status.Autoscaler).NotTo(gomega.BeNil())
 		g.Expect(j.Status.Autoscaler.Phase).To(gomega.Equal("Stopped"), "autoscaler: %+v", j.Status.Autoscaler)
 		// The decision is written before the job is scaled back to it.
@@ -54,7 +56,7 @@ func TestAutoscalerFindsTheBestSize(t *testing.T) {
 	}
 	g.Expect(sizes).To(gomega.Equal([]int32{1, 2, 3}))
 	g.Expect(a.Sizes[1].Throughput).To(gomega.Equal("200"))
-	waitJob(g, c, ns, "auto", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+	framework.WaitJob(g, c, ns, "auto", jobTimeout, func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(j.Status.Ready).To(gomega.Equal("2/2"))
 	})
 }

@@ -20,9 +20,9 @@ var spinner = regexp.MustCompile(`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] waiting for t
 // shows a spinner that counts the seconds and gives way to the result; the
 // same wait piped prints plain lines, with no terminal control sequences.
 func TestCLIWaitOnATerminal(t *testing.T) {
-	t.Parallel()
+	hostCPU.shared(t)
 	g := gomega.NewWithT(t)
-	ns := newNamespace(t, g)
+	ns := cluster.Namespace(t, g)
 	dir := t.TempDir()
 	term := newTerminal(t, dir)
 	slow := "echo started; sleep 8; echo finished"
@@ -85,9 +85,9 @@ while true; do echo "tick $i"; i=$((i+1)); sleep 0.5; done`
 // a suspension and the job's deletion), get, describe, scale, suspend,
 // resume, delete.
 func TestCLIMainVerbs(t *testing.T) {
-	t.Parallel()
+	hostCPU.shared(t)
 	g := gomega.NewWithT(t)
-	ns := newNamespace(t, g)
+	ns := cluster.Namespace(t, g)
 	dir := t.TempDir()
 	term := newTerminal(t, dir)
 	writeFile(t, dir, "talk.yaml", shellJob("talk", 2, "OnFailure", talker))

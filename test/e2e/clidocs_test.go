@@ -116,6 +116,7 @@ func parseCLIDoc(t *testing.T, path string) []docBlock {
 // Between blocks the jobs are put back as they were. What cannot run here
 // is marked in the document (notRun).
 func TestCLIDocExamples(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
 	blocks := parseCLIDoc(t, filepath.Join(cluster.Root, "docs", "cli.md"))
 	if t.Failed() {
@@ -247,15 +248,8 @@ func newDocWorld(t *testing.T, g gomega.Gomega) *docWorld {
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	dir := t.TempDir()
 	w := &docWorld{t: t, g: g, dir: dir, kubeconfig: filepath.Join(dir, ".kubeconfig"), kubectlBin: bins.Kubectl()}
-	ctx := context.Background()
 	for _, ns := range []string{"team", "research"} {
-		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
-		g.Expect(err).NotTo(gomega.HaveOccurred())
-		t.Cleanup(func() { _ = cs.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
-		g.Eventually(func() error {
-			_, err := cs.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
-			return err
-		}, 30*time.Second, 200*time.Millisecond).Should(gomega.Succeed())
+		cluster.NamespaceNamed(t, g, ns)
 	}
 	// The shell's namespace is team, as in the document.
 	data, err := os.ReadFile(cluster.Kubeconfig())

@@ -15,6 +15,7 @@ import (
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/joblogs"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/test/framework"
 	"github.com/muster-dev/muster/tools/demo"
 )
 
@@ -52,9 +53,10 @@ func (l *eventLog) lastEpoch() (demo.Event, string, bool) {
 // lost worker is replaced and rejoins, and training goes on from its
 // checkpoint to success.
 func TestLosingRankZeroDoesNotEndTheJob(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	bins, _, err := cluster.BinaryPaths()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	out, err := exec.Command(bins.Kubectl(), "--kubeconfig", cluster.Kubeconfig(), "apply", "--server-side", "-n", ns,
@@ -91,7 +93,7 @@ func TestLosingRankZeroDoesNotEndTheJob(t *testing.T) {
 		return nil
 	}, jobTimeout, time.Second).Should(gomega.Succeed(), "training goes on after rank 0's pod is lost")
 
-	got := waitJob(g, c, ns, demo.JobName, phaseIs(musterv1.PhaseSucceeded))
+	got := framework.WaitJob(g, c, ns, demo.JobName, jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
 	g.Expect(got.Status.Restarts.Total).To(gomega.BeNumerically(">=", 1), "the lost worker was replaced")
 	g.Expect(got.Status.Elastic.StoreRestarts).To(gomega.BeZero())
 }

@@ -17,13 +17,14 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/joblogs"
+	"github.com/muster-dev/muster/test/framework"
 	"github.com/muster-dev/muster/tools/demo"
 )
 
 // The seed systems' examples whose behaviour is real torch training: each
 // is applied as its README tells a user, and what the README promises is
-// watched in the training's own progress lines. They run one at a time:
-// each keeps the two cores busy with torch.
+// watched in the training's own progress lines. Each is alone in the
+// host lane: its torch keeps the two cores busy.
 
 // exampleRun is one example applied in a namespace of its own, with the
 // progress its pods print followed from the start.
@@ -42,7 +43,7 @@ type exampleRun struct {
 // the job's pods.
 func runExample(t *testing.T, g gomega.Gomega, folder, job string) *exampleRun {
 	t.Helper()
-	r := &exampleRun{t: t, g: g, ns: newNamespace(t, g), job: job}
+	r := &exampleRun{t: t, g: g, ns: cluster.Namespace(t, g), job: job}
 	r.kubectl("apply", "--server-side", "-k", filepath.Join(cluster.Root, "examples", folder))
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -110,17 +111,18 @@ func (r *exampleRun) trainsAt(world int) {
 // them again and the training goes on from the epoch checkpointed on the
 // claim.
 func TestT9kPyTorchExample(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
+	c := cluster.Client
 	r := runExample(t, g, "t9k-pytorch", "pytorch-example")
 	r.trainsAt(2)
 	before := r.progress()
 
 	r.muster("suspend", "pytorch-example")
-	suspended := waitJob(g, c, r.ns, "pytorch-example", phaseIs(musterv1.PhaseSuspended))
+	suspended := framework.WaitJob(g, c, r.ns, "pytorch-example", jobTimeout, framework.PhaseIs(musterv1.PhaseSuspended))
 	g.Expect(suspended.Status.Restarts.Accountable).To(gomega.BeZero(), "a suspension is not charged")
 	for _, pod := range []string{"pytorch-example-worker-0", "pytorch-example-worker-1", "pytorch-example-store"} {
-		g.Eventually(podGone(r.ns, pod), jobTimeout, 500*time.Millisecond).Should(gomega.BeTrue(), "%s is deleted", pod)
+		g.Eventually(framework.PodGone(cs, r.ns, pod), jobTimeout, 500*time.Millisecond).Should(gomega.BeTrue(), "%s is deleted", pod)
 	}
 
 	r.muster("resume", "pytorch-example")
@@ -131,7 +133,7 @@ func TestT9kPyTorchExample(t *testing.T) {
 		}
 		return nil
 	}, jobTimeout, 500*time.Millisecond).Should(gomega.Succeed(), func() string { return "the pods' logs:\n" + r.lines() })
-	resumed := waitJob(g, c, r.ns, "pytorch-example", phaseIs(musterv1.PhaseRunning))
+	resumed := framework.WaitJob(g, c, r.ns, "pytorch-example", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
 	g.Expect(resumed.Status.Restarts.Accountable).To(gomega.BeZero())
 	g.Expect(r.progress().Resumes[len(r.progress().Resumes)-1]).To(gomega.BeNumerically(">", before.LastEpoch),
 		"resumed from the last checkpoint, not from scratch")
@@ -141,10 +143,11 @@ func TestT9kPyTorchExample(t *testing.T) {
 // pods carry the training's environment and volumes but run `sleep inf`,
 // for `kubectl exec`; nothing trains.
 func TestT9kPyTorchDebugExample(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
+	c := cluster.Client
 	r := runExample(t, g, "t9k-pytorch-debug", "pytorch-example-debug")
-	waitJob(g, c, r.ns, "pytorch-example-debug", phaseIs(musterv1.PhaseRunning))
+	framework.WaitJob(g, c, r.ns, "pytorch-example-debug", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
 	pod, err := cs.CoreV1().Pods(r.ns).Get(context.Background(), "pytorch-example-debug-worker-0", metav1.GetOptions{})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(pod.Spec.Containers[0].Command).To(gomega.Equal([]string{"sleep", "inf"}))
@@ -164,11 +167,12 @@ func TestT9kPyTorchDebugExample(t *testing.T) {
 // KubeDL's elastic scaling controller does, and the larger world trains
 // on from the checkpoint on the shared volume.
 func TestKubeDLElasticExample(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
+	c := cluster.Client
 	r := runExample(t, g, "kubedl-elastic", "resnet")
 	r.trainsAt(2)
-	grown := waitJob(g, c, r.ns, "resnet", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+	grown := framework.WaitJob(g, c, r.ns, "resnet", jobTimeout, func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(j.Spec.Scaling.Replicas).NotTo(gomega.BeNil())
 		g.Expect(*j.Spec.Scaling.Replicas).To(gomega.BeNumerically(">=", 3), "autoscaler: %+v", j.Status.Autoscaler)
 	})
@@ -184,6 +188,7 @@ func TestKubeDLElasticExample(t *testing.T) {
 // training" is `muster scale imagenet --replicas 3`; a third worker joins
 // the world, which goes on from the checkpoint.
 func TestTorchelasticImagenetExample(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
 	r := runExample(t, g, "torchelastic-imagenet", "imagenet")
 	r.trainsAt(2)
@@ -198,16 +203,17 @@ func TestTorchelasticImagenetExample(t *testing.T) {
 // examples/generic: no runtime, Muster's variables and {{...}}
 // placeholders in a shell command; the job succeeds when all tasks have.
 func TestGenericExample(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
+	c := cluster.Client
 	r := runExample(t, g, "generic", "generic")
-	waitJob(g, c, r.ns, "generic", phaseIs(musterv1.PhaseSucceeded))
+	framework.WaitJob(g, c, r.ns, "generic", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
 	for i := range 3 {
 		name := fmt.Sprintf("generic-worker-%d", i)
 		pod, err := cs.CoreV1().Pods(r.ns).Get(context.Background(), name, metav1.GetOptions{})
 		g.Expect(err).NotTo(gomega.HaveOccurred())
 		g.Expect(pod.Labels).To(gomega.HaveKeyWithValue("shard", fmt.Sprint(i)), "the placeholder in a label")
-		out, err := logs(r.ns, name)
+		out, err := framework.PodLog(cs, r.ns, name, "main")
 		g.Expect(err).NotTo(gomega.HaveOccurred())
 		g.Expect(out).To(gomega.Equal(fmt.Sprintf("I am %s, task %d of 3, attempt 1; shard %d; peer 0 is generic-worker-0.generic\n", name, i, i)))
 	}
@@ -216,10 +222,11 @@ func TestGenericExample(t *testing.T) {
 // examples/pytorch-static: a static DDP world of a master and two workers
 // over gloo; the master decides.
 func TestPyTorchStaticExample(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
+	c := cluster.Client
 	r := runExample(t, g, "pytorch-static", "ddp")
-	got := waitJob(g, c, r.ns, "ddp", phaseIs(musterv1.PhaseSucceeded))
+	got := framework.WaitJob(g, c, r.ns, "ddp", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
 	g.Expect(got.Status.Completion.Role).To(gomega.Equal("master"), "completion %+v", got.Status.Completion)
 	g.Eventually(r.lines, time.Minute, 500*time.Millisecond).Should(gomega.And(
 		gomega.ContainSubstring("epoch=19 world=3 loss="), gomega.MatchRegexp(`done: w=[0-9.]+ b=[0-9.]+`)))

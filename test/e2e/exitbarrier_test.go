@@ -20,6 +20,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/test/framework"
 )
 
 // lingerScript: two agents form one world; then the worker in task 1's pod
@@ -44,9 +45,10 @@ print("finished", flush=True)
 // exits, and the job succeeds at once, with a status as clean as an
 // uneventful run's: no restart charged, nothing left Restarting, no warning.
 func TestScaleDownAsTrainingEndsFinishesPromptly(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	ctx := context.Background()
 	_, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "linger"}, Data: map[string]string{"train.py": lingerScript},
@@ -91,7 +93,7 @@ func torchrun(cm, script string) func(*corev1.PodTemplateSpec) {
 // waitForLog waits until a pod's log has a line containing want.
 func waitForLog(g gomega.Gomega, ns, pod, want string) {
 	g.Eventually(func() error {
-		out, err := logs(ns, pod)
+		out, err := framework.PodLog(cs, ns, pod, "main")
 		if err != nil {
 			return err
 		}
@@ -135,7 +137,7 @@ func expectNoWarnings(g gomega.Gomega, ns string) {
 func watchPhases(t *testing.T, g gomega.Gomega, ns, name string) func(last musterv1.JobPhase) []musterv1.JobPhase {
 	cfg, err := cluster.RESTConfig()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: jobClient(g).Scheme()})
+	wc, err := client.NewWithWatch(cfg, client.Options{Scheme: cluster.Client.Scheme()})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)

@@ -8,15 +8,16 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/muster-dev/muster/test/framework"
 	"github.com/muster-dev/muster/tools/devcluster"
 )
 
 // Pods that tolerate the fake nodes' taint land on KWOK nodes with GPUs
 // and finish as their annotations say, without running anything.
 func TestFakeGPUNodes(t *testing.T) {
-	t.Parallel()
+	fakeNodes.shared(t)
 	g := gomega.NewWithT(t)
-	ns := newNamespace(t, g)
+	ns := cluster.Namespace(t, g)
 	fakePod := func(name, exitCode string) *corev1.Pod {
 		pod := pythonPod(ns, name, "raise SystemExit('a fake node must not run this')")
 		pod.Annotations = map[string]string{
@@ -31,10 +32,10 @@ func TestFakeGPUNodes(t *testing.T) {
 	createPod(g, fakePod("crasher", "137"))
 
 	start := time.Now()
-	done := waitForPhase(g, ns, "trainer", corev1.PodSucceeded, 30*time.Second)
+	done := framework.WaitPodPhase(g, cs, ns, "trainer", corev1.PodSucceeded, 30*time.Second)
 	g.Expect(time.Since(start)).To(gomega.BeNumerically(">=", 2*time.Second), "finished before its delay")
 	g.Expect(done.Spec.NodeName).To(gomega.HavePrefix("kwok-node-"))
-	failed := waitForPhase(g, ns, "crasher", corev1.PodFailed, 30*time.Second)
+	failed := framework.WaitPodPhase(g, cs, ns, "crasher", corev1.PodFailed, 30*time.Second)
 	g.Expect(terminated(failed)).NotTo(gomega.BeNil())
 	g.Expect(terminated(failed).ExitCode).To(gomega.BeEquivalentTo(137))
 	// One pod per node: each takes all 8 GPUs of one.

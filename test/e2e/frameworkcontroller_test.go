@@ -13,6 +13,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/joblogs"
+	"github.com/muster-dev/muster/test/framework"
 	"github.com/muster-dev/muster/tools/demo"
 )
 
@@ -24,9 +25,10 @@ import (
 // checkpoint of any worker. The job succeeds once the 3 workers left have,
 // with FrameworkController's trigger message, and the store goes with it.
 func TestFrameworkControllerPetExample(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	bins, _, err := cluster.BinaryPaths()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	kubectl := func(args ...string) {
@@ -79,7 +81,7 @@ func TestFrameworkControllerPetExample(t *testing.T) {
 	rescale(2)
 	trainsAt(2)
 	rescale(3)
-	got := waitJob(g, c, ns, "pet", phaseIs(musterv1.PhaseSucceeded))
+	got := framework.WaitJob(g, c, ns, "pet", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
 
 	comp := got.Status.Completion
 	g.Expect(comp).NotTo(gomega.BeNil())
@@ -113,5 +115,5 @@ func TestFrameworkControllerPetExample(t *testing.T) {
 	}
 	// The original's dedicated etcd is cleaned up with the attempt; the
 	// job's store pod goes when the job ends.
-	g.Eventually(podGone(ns, "pet-store"), 60*time.Second, 500*time.Millisecond).Should(gomega.BeTrue())
+	g.Eventually(framework.PodGone(cs, ns, "pet-store"), 60*time.Second, 500*time.Millisecond).Should(gomega.BeTrue())
 }

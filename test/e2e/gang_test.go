@@ -15,6 +15,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/test/framework"
 	"github.com/muster-dev/muster/tools/devcluster"
 )
 
@@ -33,9 +34,10 @@ func fakeGPUTasks(gpus int, runFor time.Duration) func(*corev1.PodTemplateSpec) 
 
 // Three jobs of 4 tasks × 2 GPUs on 16 GPUs, gang-scheduled: two run
 // whole, the third places no pod and says why, then runs when one
-// finishes. No job ever has part of its gang placed. Not parallel: they
-// need the fake nodes' GPUs to themselves.
+// finishes. No job ever has part of its gang placed. Alone in the fake-node
+// lane: they need the fake nodes' GPUs to themselves.
 func TestNativeGangNeverPlacesPartOfAJob(t *testing.T) {
+	fakeNodes.exclusive(t)
 	checkNoPartialGang(t, musterv1.GangNative, string(musterv1.ReasonGangUnschedulable))
 }
 
@@ -43,19 +45,21 @@ func TestNativeGangNeverPlacesPartOfAJob(t *testing.T) {
 // stage, where they get no Unschedulable condition: the job then says how
 // many of its gang are placed (GangPending).
 func TestCoschedulingGangNeverPlacesPartOfAJob(t *testing.T) {
+	fakeNodes.exclusive(t)
 	checkNoPartialGang(t, musterv1.GangCoscheduling, string(musterv1.ReasonGangUnschedulable), string(musterv1.ReasonGangPending))
 }
 
 // Volcano may keep the third gang out of its queue (Queued) or let it in
 // and find no room (Unschedulable), by its queue's overcommit.
 func TestVolcanoGangNeverPlacesPartOfAJob(t *testing.T) {
+	fakeNodes.exclusive(t)
 	checkNoPartialGang(t, musterv1.GangVolcano, string(musterv1.ReasonGangUnschedulable), string(musterv1.ReasonGangQueued))
 }
 
 func checkNoPartialGang(t *testing.T, backend musterv1.GangBackend, reasons ...string) {
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	names := []string{"gang-a", "gang-b", "gang-c"}
 	for _, name := range names {
 		job := testutil.MakeJob(name, ns).Role("worker", 4).Template(fakeGPUTasks(2, 20*time.Second)).
@@ -164,8 +168,9 @@ func (w *gangWatch) check(g gomega.Gomega) map[string]int {
 // member restarts its whole gang (not charged), which waits until the
 // high-priority job is done and then runs to its end (preempt_test.go).
 func TestNativeGangPreemptionRestartsTheVictimWhole(t *testing.T) {
+	fakeNodes.exclusive(t)
 	g := gomega.NewWithT(t)
-	priorityClasses(t, g, jobClient(g))
+	priorityClasses(t, g, cluster.Client)
 	gangPreemption{
 		low:         musterv1.Scheduling{Backend: musterv1.GangNative, PriorityClassName: lowPriorityClass},
 		high:        musterv1.Scheduling{Backend: musterv1.GangNative, PriorityClassName: highPriorityClass},
@@ -174,15 +179,16 @@ func TestNativeGangPreemptionRestartsTheVictimWhole(t *testing.T) {
 }
 
 // An elastic job gangs only its minimum: with room for 2 of its 4 workers
-// the 2 start together, and the other 2 are placed as room appears. Not
-// parallel: it needs the fake nodes' GPUs to itself.
+// the 2 start together, and the other 2 are placed as room appears. Alone in
+// the fake-node lane: it needs the fake nodes' GPUs to itself.
 func TestNativeGangCoversTheElasticMinimum(t *testing.T) {
+	fakeNodes.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	blocker := testutil.MakeJob("blocker", ns).Role("worker", 2).Template(fakeGPUTasks(4, 20*time.Second)).Obj()
 	g.Expect(c.Create(context.Background(), blocker)).To(gomega.Succeed())
-	waitJob(g, c, ns, "blocker", phaseIs(musterv1.PhaseRunning))
+	framework.WaitJob(g, c, ns, "blocker", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
 
 	elastic := testutil.MakeJob("elastic", ns).Role("worker", 0).Scalable(2, 4).ScalingReplicas(4).
 		Template(fakeGPUTasks(4, 40*time.Second)).Scheduling(musterv1.Scheduling{Backend: musterv1.GangNative}).Obj()
@@ -198,7 +204,7 @@ func TestNativeGangCoversTheElasticMinimum(t *testing.T) {
 		}
 		return n
 	}
-	got := waitJob(g, c, ns, "elastic", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+	got := framework.WaitJob(g, c, ns, "elastic", jobTimeout, func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		cond := apimeta.FindStatusCondition(j.Status.Conditions, string(musterv1.ConditionGangScheduled))
 		g.Expect(cond).NotTo(gomega.BeNil())
 		g.Expect(cond.Status).To(gomega.Equal(metav1.ConditionTrue), "condition %+v", cond)

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
+
+	"github.com/muster-dev/muster/test/framework"
 )
 
 // cgroupLimits prints the CPU quota and memory limit of the cgroup the
@@ -31,9 +33,9 @@ else:
 // the limits are the container's, and going over limits.memory ends the
 // container as OOMKilled, as on a real node.
 func TestContainersAreLimitedByTheirResources(t *testing.T) {
-	t.Parallel()
+	hostCPU.shared(t)
 	g := gomega.NewWithT(t)
-	ns := newNamespace(t, g)
+	ns := cluster.Namespace(t, g)
 	limits := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m"), corev1.ResourceMemory: resource.MustParse("64Mi")}
 
 	limited := pythonPod(ns, "limited", cgroupLimits)
@@ -43,13 +45,13 @@ func TestContainersAreLimitedByTheirResources(t *testing.T) {
 	hog.Spec.Containers[0].Resources.Limits = limits
 	createPod(g, hog)
 
-	waitForPhase(g, ns, "limited", corev1.PodSucceeded, time.Minute)
-	out, err := logs(ns, "limited")
+	framework.WaitPodPhase(g, cs, ns, "limited", corev1.PodSucceeded, time.Minute)
+	out, err := framework.PodLog(cs, ns, "limited", "main")
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(strings.TrimSpace(out)).To(gomega.Equal("cpu 20000 memory 67108864"))
 
-	got := waitForPhase(g, ns, "hog", corev1.PodFailed, time.Minute)
-	g.Expect(terminated(got)).NotTo(gomega.BeNil(), describe(got))
+	got := framework.WaitPodPhase(g, cs, ns, "hog", corev1.PodFailed, time.Minute)
+	g.Expect(terminated(got)).NotTo(gomega.BeNil(), framework.DescribePod(cs, got))
 	g.Expect(terminated(got).ExitCode).To(gomega.BeEquivalentTo(137))
 	g.Expect(terminated(got).Reason).To(gomega.Equal("OOMKilled"))
 }
@@ -58,9 +60,9 @@ func TestContainersAreLimitedByTheirResources(t *testing.T) {
 // Docker's set), what securityContext adds, and all of them only when
 // privileged.
 func TestContainersKeepOnlyTheCapabilitiesTheyAskFor(t *testing.T) {
-	t.Parallel()
+	hostCPU.shared(t)
 	g := gomega.NewWithT(t)
-	ns := newNamespace(t, g)
+	ns := cluster.Namespace(t, g)
 	bounding := `print([l.split()[1] for l in open("/proc/self/status") if l.startswith("CapBnd")][0])`
 
 	createPod(g, pythonPod(ns, "default", bounding))
@@ -79,13 +81,13 @@ func TestContainersKeepOnlyTheCapabilitiesTheyAskFor(t *testing.T) {
 		"added": "00000000a80c05fb",
 	}
 	for name, mask := range want {
-		waitForPhase(g, ns, name, corev1.PodSucceeded, time.Minute)
-		out, err := logs(ns, name)
+		framework.WaitPodPhase(g, cs, ns, name, corev1.PodSucceeded, time.Minute)
+		out, err := framework.PodLog(cs, ns, name, "main")
 		g.Expect(err).NotTo(gomega.HaveOccurred())
 		g.Expect(strings.TrimSpace(out)).To(gomega.Equal(mask), name)
 	}
-	waitForPhase(g, ns, "privileged", corev1.PodSucceeded, time.Minute)
-	out, err := logs(ns, "privileged")
+	framework.WaitPodPhase(g, cs, ns, "privileged", corev1.PodSucceeded, time.Minute)
+	out, err := framework.PodLog(cs, ns, "privileged", "main")
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(strings.TrimSpace(out)).To(gomega.Equal(hostBoundingSet(g)), "a privileged container keeps every capability the node has")
 }

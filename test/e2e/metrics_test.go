@@ -24,9 +24,10 @@ const metricsURL = "https://127.0.0.1:16268/metrics"
 // authenticates and authorizes: no token is refused, a token without the
 // muster-metrics-reader role is forbidden, a token with it reads them.
 func TestMetricsNeedAuthorization(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
 	ctx := context.Background()
-	ns := newNamespace(t, g)
+	ns := cluster.Namespace(t, g)
 
 	g.Expect(scrape(g, "")).To(gomega.HaveField("Code", http.StatusUnauthorized))
 	g.Expect(scrape(g, serviceAccountToken(g, ns, "stranger"))).To(gomega.HaveField("Code", http.StatusForbidden))

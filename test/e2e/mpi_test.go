@@ -20,6 +20,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/joblogs"
+	"github.com/muster-dev/muster/test/framework"
 )
 
 // examples/mpi as a user applies it: three workers run the host's sshd,
@@ -27,14 +28,14 @@ import (
 // and the hostfile Muster wrote, and mpi4py's allreduce sums one number
 // from every rank across the three pods. The launcher decides the job.
 func TestMPIAllreduceExample(t *testing.T) {
-	t.Parallel()
+	hostCPU.shared(t)
 	g := gomega.NewWithT(t)
 	for _, bin := range []string{"/usr/bin/mpirun", "/usr/sbin/sshd", "/run/sshd"} {
 		_, err := os.Stat(bin)
 		g.Expect(err).NotTo(gomega.HaveOccurred(), "make deps installs OpenMPI, mpi4py and openssh-server")
 	}
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	bins, _, err := cluster.BinaryPaths()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	// The pods' lines, followed from the start: the launcher's pod may be
@@ -59,7 +60,7 @@ func TestMPIAllreduceExample(t *testing.T) {
 	out, err := exec.Command(bins.Kubectl(), args...).CombinedOutput()
 	g.Expect(err).NotTo(gomega.HaveOccurred(), "kubectl %v: %s", args, out)
 
-	got := waitJob(g, c, ns, "allreduce", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+	got := framework.WaitJob(g, c, ns, "allreduce", jobTimeout, func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(j.Status.Phase).To(gomega.BeElementOf(musterv1.PhaseSucceeded, musterv1.PhaseFailed), "status: %+v", j.Status)
 	})
 	g.Expect(got.Status.Phase).To(gomega.Equal(musterv1.PhaseSucceeded), "status: %+v\nthe pods' logs:\n%s", got.Status, podLines())

@@ -11,15 +11,17 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/muster-dev/muster/test/framework"
 )
 
 // Two pods of a headless Service find each other by
 // <hostname>.<subdomain>.<ns>.svc.cluster.local, the way a training job's
 // workers find their rendezvous, and talk over TCP.
 func TestHeadlessServiceDNSAndTCP(t *testing.T) {
-	t.Parallel()
+	hostCPU.shared(t)
 	g := gomega.NewWithT(t)
-	ns := newNamespace(t, g)
+	ns := cluster.Namespace(t, g)
 	_, err := cs.CoreV1().Services(ns).Create(context.Background(), &corev1.Service{
 		ObjectMeta: metav1.ObjectMeta{Name: "workers"},
 		Spec: corev1.ServiceSpec{
@@ -64,15 +66,15 @@ print("resolved", name, "to", ip, "reply", c.recv(64).decode(), flush=True)`, ns
 		pod.Spec.Hostname, pod.Spec.Subdomain = p.host, "workers"
 		createPod(g, pod)
 	}
-	rank1 := waitForPhase(g, ns, "rank1", corev1.PodSucceeded, 2*time.Minute)
-	rank0 := waitForPhase(g, ns, "rank0", corev1.PodSucceeded, 30*time.Second)
+	rank1 := framework.WaitPodPhase(g, cs, ns, "rank1", corev1.PodSucceeded, 2*time.Minute)
+	rank0 := framework.WaitPodPhase(g, cs, ns, "rank0", corev1.PodSucceeded, 30*time.Second)
 	g.Expect(rank0.Status.PodIP).NotTo(gomega.BeEmpty())
 
 	g.Expect(rank0.Status.PodIP).NotTo(gomega.Equal(rank1.Status.PodIP), "pods share an IP: no network namespaces")
-	log, err := logs(ns, "rank1")
+	log, err := framework.PodLog(cs, ns, "rank1", "main")
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(log).To(gomega.ContainSubstring(fmt.Sprintf("to %s reply pong:ping", rank0.Status.PodIP)))
-	log, err = logs(ns, "rank0")
+	log, err = framework.PodLog(cs, ns, "rank0", "main")
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	g.Expect(log).To(gomega.ContainSubstring("served ping from " + rank1.Status.PodIP))
 }
@@ -80,9 +82,9 @@ print("resolved", name, "to", ip, "reply", c.recv(64).decode(), flush=True)`, ns
 // One pod writes into a PersistentVolumeClaim of the process node's
 // StorageClass, another pod reads it back.
 func TestVolumeSharedThroughAPVC(t *testing.T) {
-	t.Parallel()
+	hostCPU.shared(t)
 	g := gomega.NewWithT(t)
-	ns := newNamespace(t, g)
+	ns := cluster.Namespace(t, g)
 	_, err := cs.CoreV1().PersistentVolumeClaims(ns).Create(context.Background(), &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "shared"},
 		Spec: corev1.PersistentVolumeClaimSpec{
@@ -100,12 +102,12 @@ func TestVolumeSharedThroughAPVC(t *testing.T) {
 		return pod
 	}
 	createPod(g, withClaim(pythonPod(ns, "writer", `open("/data/checkpoint.txt", "w").write("step=42")`)))
-	waitForPhase(g, ns, "writer", corev1.PodSucceeded, time.Minute)
+	framework.WaitPodPhase(g, cs, ns, "writer", corev1.PodSucceeded, time.Minute)
 
 	createPod(g, withClaim(pythonPod(ns, "reader", `print("read:", open("/data/checkpoint.txt").read())`)))
-	reader := waitForPhase(g, ns, "reader", corev1.PodSucceeded, time.Minute)
-	log, err := logs(ns, "reader")
-	g.Expect(err).NotTo(gomega.HaveOccurred(), describe(reader))
+	reader := framework.WaitPodPhase(g, cs, ns, "reader", corev1.PodSucceeded, time.Minute)
+	log, err := framework.PodLog(cs, ns, "reader", "main")
+	g.Expect(err).NotTo(gomega.HaveOccurred(), framework.DescribePod(cs, reader))
 	g.Expect(log).To(gomega.ContainSubstring("read: step=42"))
 
 	pvc, err := cs.CoreV1().PersistentVolumeClaims(ns).Get(context.Background(), "shared", metav1.GetOptions{})

@@ -18,6 +18,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/test/framework"
 )
 
 // Volcano's Paddle CTR job (seed 004), as examples/volcano-paddle writes
@@ -25,24 +26,24 @@ import (
 // own parameter-server program exchanging gradients over TCP with the
 // PADDLE_* wiring, completed when the trainers are done.
 func TestVolcanoPaddleExampleCompletes(t *testing.T) {
-	t.Parallel()
+	hostCPU.shared(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	g.Expect(c.Create(context.Background(), paddleExample(g, ns))).To(gomega.Succeed())
 
-	got := waitJob(g, c, ns, "ctr-volcano", phaseIs(musterv1.PhaseSucceeded))
+	got := framework.WaitJob(g, c, ns, "ctr-volcano", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
 	g.Expect(got.Status.Completion).NotTo(gomega.BeNil())
 	g.Expect(got.Status.Completion.Reason).To(gomega.Equal(musterv1.ReasonPolicyCompleted), "completion: %+v", got.Status.Completion)
 	g.Expect(got.Status.Scheduling).NotTo(gomega.BeNil())
 	g.Expect(got.Status.Scheduling.Backend).To(gomega.Equal(musterv1.GangVolcano))
 	// The trainers really trained: the loss fell over the exchanged steps.
 	for _, trainer := range []string{"ctr-volcano-trainer-0", "ctr-volcano-trainer-1"} {
-		pod := getPod(g, ns, trainer)
+		pod := framework.GetPod(g, cs, ns, trainer)
 		g.Expect(pod.Spec.SchedulerName).To(gomega.Equal("volcano"))
-		g.Expect(pod.Spec.NodeName).NotTo(gomega.HavePrefix("kwok-"), "a real pod on a fake node: %s", describe(pod))
+		g.Expect(pod.Spec.NodeName).NotTo(gomega.HavePrefix("kwok-"), "a real pod on a fake node: %s", framework.DescribePod(cs, pod))
 		raw, err := cs.CoreV1().Pods(ns).GetLogs(trainer, &corev1.PodLogOptions{Container: "trainer"}).Do(context.Background()).Raw()
-		g.Expect(err).NotTo(gomega.HaveOccurred(), "%s", describe(pod))
+		g.Expect(err).NotTo(gomega.HaveOccurred(), "%s", framework.DescribePod(cs, pod))
 		out := string(raw)
 		var first, last float64
 		var n int
@@ -56,7 +57,7 @@ func TestVolcanoPaddleExampleCompletes(t *testing.T) {
 // paddleExample is examples/volcano-paddle's job in namespace ns, with its
 // program's ConfigMap created there.
 func paddleExample(g gomega.Gomega, ns string) *musterv1.TrainingJob {
-	c := jobClient(g)
+	c := cluster.Client
 	dir := filepath.Join("..", "..", "examples", "volcano-paddle")
 	code, err := os.ReadFile(filepath.Join(dir, "ps.py"))
 	g.Expect(err).NotTo(gomega.HaveOccurred())
@@ -74,10 +75,10 @@ func paddleExample(g gomega.Gomega, ns string) *musterv1.TrainingJob {
 // (PodFailed -> RestartJob, as Volcano's policy) restarts the whole job as
 // a new attempt, which trains to the end.
 func TestKilledParameterServerRestartsThePaddleJob(t *testing.T) {
-	t.Parallel()
+	hostCPU.shared(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	job := paddleExample(g, ns)
 	for i := range job.Spec.Roles {
 		ctr := &job.Spec.Roles[i].Template.Spec.Containers[0]
@@ -97,7 +98,7 @@ func TestKilledParameterServerRestartsThePaddleJob(t *testing.T) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 
-	got := waitJob(g, c, ns, "ctr-volcano", phaseIs(musterv1.PhaseSucceeded))
+	got := framework.WaitJob(g, c, ns, "ctr-volcano", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
 	g.Expect(got.Status.Attempt).To(gomega.Equal(int32(1)), "one new attempt")
 	g.Expect(got.Status.Attempts).NotTo(gomega.BeEmpty())
 	g.Expect(got.Status.Attempts[0].Completion.Reason).To(gomega.Equal(musterv1.ReasonJobRestarting))

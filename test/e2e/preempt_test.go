@@ -18,14 +18,15 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/test/framework"
 )
 
 // Preemption of whole gangs by each gang scheduler: two low-priority gangs
 // of 4 tasks × 2 GPUs fill the fake nodes' 16 GPUs; a third gang that must
 // run evicts members of one or both; each victim restarts as a whole new
 // attempt, not charged to its budget, waits (never half placed) and runs to
-// its end once room comes back. Not parallel: they need the fake nodes'
-// GPUs to themselves.
+// its end once room comes back. Alone in the fake-node lane: they need the
+// fake nodes' GPUs to themselves.
 
 const (
 	lowPriorityClass  = "muster-e2e-low"
@@ -53,8 +54,8 @@ type gangPreemption struct {
 
 func (p gangPreemption) run(t *testing.T) {
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	ctx := context.Background()
 	gangJob := func(name string, s musterv1.Scheduling, runFor time.Duration) *musterv1.TrainingJob {
 		return testutil.MakeJob(name, ns).Role("worker", 4).Template(fakeGPUTasks(2, runFor)).Scheduling(s).Obj()
@@ -64,7 +65,7 @@ func (p gangPreemption) run(t *testing.T) {
 		g.Expect(c.Create(ctx, gangJob(name, p.low, 45*time.Second))).To(gomega.Succeed())
 	}
 	for _, name := range lows {
-		waitJob(g, c, ns, name, phaseIs(musterv1.PhaseRunning))
+		framework.WaitJob(g, c, ns, name, jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
 	}
 	watch := newGangWatch(t, c, ns, 4, "low-a", "low-b", "high")
 	g.Expect(c.Create(ctx, gangJob("high", p.high, 15*time.Second))).To(gomega.Succeed())
@@ -132,8 +133,9 @@ func (p gangPreemption) run(t *testing.T) {
 // Volcano's preempt action: within a queue, a higher-priority gang evicts
 // lower-priority pods, but only for a gang that then fits whole.
 func TestVolcanoGangPreemptionRestartsTheVictimWhole(t *testing.T) {
+	fakeNodes.exclusive(t)
 	g := gomega.NewWithT(t)
-	priorityClasses(t, g, jobClient(g))
+	priorityClasses(t, g, cluster.Client)
 	gangPreemption{
 		low:         musterv1.Scheduling{Backend: musterv1.GangVolcano, PriorityClassName: lowPriorityClass},
 		high:        musterv1.Scheduling{Backend: musterv1.GangVolcano, PriorityClassName: highPriorityClass},
@@ -144,6 +146,7 @@ func TestVolcanoGangPreemptionRestartsTheVictimWhole(t *testing.T) {
 // Volcano's reclaim action: a gang in a queue below its deserved share
 // takes room back from a queue above its own, whatever the priorities.
 func TestVolcanoGangReclaimRestartsTheVictimWhole(t *testing.T) {
+	fakeNodes.exclusive(t)
 	g := gomega.NewWithT(t)
 	a, b := volcanoQueue(t, g, "muster-e2e-a"), volcanoQueue(t, g, "muster-e2e-b")
 	gangPreemption{
@@ -157,8 +160,9 @@ func TestVolcanoGangReclaimRestartsTheVictimWhole(t *testing.T) {
 // DefaultPreemption, pod by pod: each pod of the high-priority gang evicts
 // what it needs, and the gang is let through Permit once whole.
 func TestCoschedulingGangPreemptionRestartsTheVictimWhole(t *testing.T) {
+	fakeNodes.exclusive(t)
 	g := gomega.NewWithT(t)
-	priorityClasses(t, g, jobClient(g))
+	priorityClasses(t, g, cluster.Client)
 	gangPreemption{
 		low:         musterv1.Scheduling{Backend: musterv1.GangCoscheduling, PriorityClassName: lowPriorityClass},
 		high:        musterv1.Scheduling{Backend: musterv1.GangCoscheduling, PriorityClassName: highPriorityClass},

@@ -17,17 +17,19 @@ import (
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/queue/kueue"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/test/framework"
 	"github.com/muster-dev/muster/tools/devcluster"
 )
 
 // Two TrainingJobs of 8 GPUs in a LocalQueue whose ClusterQueue has 8:
 // Kueue admits one, which runs on its flavor's nodes, and holds the other
-// with no pods until the first is done; each Workload ends Finished. Not
-// parallel: it needs the fake nodes' GPUs to itself.
+// with no pods until the first is done; each Workload ends Finished. Alone in
+// the fake-node lane: it needs the fake nodes' GPUs to itself.
 func TestKueueQuotaHoldsATrainingJobUntilThereIsRoom(t *testing.T) {
+	fakeNodes.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	ctx := context.Background()
 	kueueQueue(t, g, ns, nil)
 	names := []string{"first", "second"}
@@ -73,7 +75,7 @@ func TestKueueQuotaHoldsATrainingJobUntilThereIsRoom(t *testing.T) {
 
 	// The first's end makes room for the second; both Workloads finish.
 	for _, name := range names {
-		waitJob(g, c, ns, name, phaseIs(musterv1.PhaseSucceeded))
+		framework.WaitJob(g, c, ns, name, jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
 	}
 	dc := dynamicClient(g)
 	g.Eventually(func(g gomega.Gomega) {
@@ -154,11 +156,13 @@ func kueueQueue(t *testing.T, g gomega.Gomega, ns string, preemption map[string]
 // A higher-priority TrainingJob preempts a running lower one through Kueue:
 // the victim's Workload is evicted, its pods go, it waits Suspended with
 // nothing charged, and once the preemptor is done Kueue admits it again and
-// it runs to success. Not parallel: it needs the fake nodes' GPUs.
+// it runs to success. Alone in the fake-node lane: it needs the fake nodes'
+// GPUs.
 func TestKueuePreemptsALowerPriorityTrainingJob(t *testing.T) {
+	fakeNodes.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	ctx := context.Background()
 	kueueQueue(t, g, ns, map[string]any{"withinClusterQueue": "LowerPriority"})
 	for name, value := range map[string]int32{ns + "-low": 100, ns + "-high": 1000} {
@@ -177,19 +181,19 @@ func TestKueuePreemptsALowerPriorityTrainingJob(t *testing.T) {
 		return j
 	}
 	g.Expect(c.Create(ctx, job("low", ns+"-low", 40*time.Second))).To(gomega.Succeed())
-	waitJob(g, c, ns, "low", phaseIs(musterv1.PhaseRunning))
+	framework.WaitJob(g, c, ns, "low", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
 
 	g.Expect(c.Create(ctx, job("high", ns+"-high", 10*time.Second))).To(gomega.Succeed())
-	evicted := waitJob(g, c, ns, "low", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+	evicted := framework.WaitJob(g, c, ns, "low", jobTimeout, func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(j.Status.IsTrue(musterv1.ConditionSuspended)).To(gomega.BeTrue(), "conditions %+v", j.Status.Conditions)
 		g.Expect(j.Status.Condition(musterv1.ConditionSuspended).Reason).To(gomega.BeElementOf(string(musterv1.ReasonEvicted), string(musterv1.ReasonWaitingForAdmission)))
 	})
 	t.Logf("low: %s", evicted.Status.Condition(musterv1.ConditionSuspended).Message)
-	waitJob(g, c, ns, "high", phaseIs(musterv1.PhaseRunning))
+	framework.WaitJob(g, c, ns, "high", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
 
 	// The preemptor finishes; the victim is admitted again and succeeds,
 	// its preemption charged to nothing.
-	waitJob(g, c, ns, "high", phaseIs(musterv1.PhaseSucceeded))
-	got := waitJob(g, c, ns, "low", phaseIs(musterv1.PhaseSucceeded))
+	framework.WaitJob(g, c, ns, "high", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
+	got := framework.WaitJob(g, c, ns, "low", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
 	g.Expect(got.Status.Restarts.Accountable).To(gomega.BeZero(), "restarts %+v", got.Status.Restarts)
 }

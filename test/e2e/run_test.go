@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/test/framework"
 )
 
 // allReduce is a user's first torchrun script: every rank adds its rank
@@ -65,9 +66,10 @@ func helpExamples(t *testing.T, g gomega.Gomega) []string {
 // would (train.py a small gloo all-reduce), end Succeeded: a job that
 // starts torchrun needs nothing of the user that the help does not say.
 func TestRunHelpExamplesSucceed(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	w := cliWorld(t, ns)
 	writeFile(t, w.dir, "train.py", allReduce)
 
@@ -104,15 +106,16 @@ func TestRunHelpExamplesSucceed(t *testing.T) {
 // failures end with the exception, and logs reaches the task's pods that
 // are still there, saying which are gone.
 func TestRunFailureSaysWhy(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	w := cliWorld(t, ns)
 	writeFile(t, w.dir, "crash.py", crash)
 
 	out, err := w.run("muster run crash --image python:3.11 --runtime none --nnodes 1 --backoff-limit 1 --script crash.py")
 	g.Expect(err).NotTo(gomega.HaveOccurred(), out)
-	waitJob(g, c, ns, "crash", phaseIs(musterv1.PhaseFailed))
+	framework.WaitJob(g, c, ns, "crash", jobTimeout, framework.PhaseIs(musterv1.PhaseFailed))
 
 	out, err = w.run("muster describe crash")
 	g.Expect(err).NotTo(gomega.HaveOccurred(), out)

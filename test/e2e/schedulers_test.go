@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/utils/ptr"
 
+	"github.com/muster-dev/muster/test/framework"
 	"github.com/muster-dev/muster/tools/devcluster"
 )
 
@@ -52,7 +53,7 @@ func gangPod(ns, name, schedulerName string) *corev1.Pod {
 // may be bound. Lowered to minMember 2, both run.
 func checkGang(t *testing.T, podGroups schema.GroupVersionResource, podGroup func(ns string) *unstructured.Unstructured, pod func(ns, name string) *corev1.Pod) {
 	g := gomega.NewWithT(t)
-	ns := newNamespace(t, g)
+	ns := cluster.Namespace(t, g)
 	ctx := context.Background()
 	pgs := dynamicClient(g).Resource(podGroups).Namespace(ns)
 	_, err := pgs.Create(ctx, podGroup(ns), metav1.CreateOptions{})
@@ -78,7 +79,7 @@ func checkGang(t *testing.T, podGroups schema.GroupVersionResource, podGroup fun
 	for _, name := range []string{"rank-0", "rank-1"} {
 		// Coscheduling may need a periodic retry (every 30s here, see
 		// docs/local-schedulers.md) after the update.
-		p := waitForPhase(g, ns, name, corev1.PodRunning, 2*time.Minute)
+		p := framework.WaitPodPhase(g, cs, ns, name, corev1.PodRunning, 2*time.Minute)
 		g.Expect(p.Spec.NodeName).To(gomega.HavePrefix("kwok-node-"))
 	}
 	// The gang object says so too (Volcano's scheduler, scheduler-plugins'
@@ -92,7 +93,7 @@ func checkGang(t *testing.T, podGroups schema.GroupVersionResource, podGroup fun
 }
 
 func TestCoschedulingGang(t *testing.T) {
-	t.Parallel()
+	fakeNodes.shared(t)
 	checkGang(t, schema.GroupVersionResource{Group: "scheduling.x-k8s.io", Version: "v1alpha1", Resource: "podgroups"},
 		func(ns string) *unstructured.Unstructured {
 			return &unstructured.Unstructured{Object: map[string]any{
@@ -109,7 +110,7 @@ func TestCoschedulingGang(t *testing.T) {
 }
 
 func TestVolcanoGang(t *testing.T) {
-	t.Parallel()
+	fakeNodes.shared(t)
 	checkGang(t, schema.GroupVersionResource{Group: "scheduling.volcano.sh", Version: "v1beta1", Resource: "podgroups"},
 		func(ns string) *unstructured.Unstructured {
 			return &unstructured.Unstructured{Object: map[string]any{
@@ -128,9 +129,9 @@ func TestVolcanoGang(t *testing.T) {
 // Kueue admits a queued Job within its ClusterQueue's quota, injecting the
 // flavor's node labels, and keeps one over quota suspended.
 func TestKueueAdmission(t *testing.T) {
-	t.Parallel()
+	fakeNodes.shared(t)
 	g := gomega.NewWithT(t)
-	ns := newNamespace(t, g)
+	ns := cluster.Namespace(t, g)
 	ctx := context.Background()
 	dc := dynamicClient(g)
 	kueue := func(resource string) schema.GroupVersionResource {

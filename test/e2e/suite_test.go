@@ -11,18 +11,18 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/muster-dev/muster/test/framework"
 	"github.com/muster-dev/muster/tools/devcluster"
 )
 
 var (
-	cluster *devcluster.Config
-	cs      kubernetes.Interface
+	cluster *framework.Cluster
+	// cs is cluster.Clientset, under the short name the tests call it by.
+	cs kubernetes.Interface
 	// hostDir is a host folder the tests may mount into pods.
 	hostDir string
 )
@@ -37,49 +37,17 @@ func runSuite(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	cfg, err := devcluster.NewConfig()
+	c, stop, err := framework.StartCluster(context.Background(), "e2e", func(cfg *devcluster.Config) {
+		cfg.FakeNodes, cfg.GPUsPerNode = 2, 8
+		// The gang schedulers and Kueue (schedulers_test.go).
+		cfg.Schedulers, cfg.Kueue = devcluster.SchedulerNames, true
+	}, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	// Its own state dir: never the user's muster-dev cluster.
-	cfg.StateDir = filepath.Join(cfg.Cache, "e2e")
-	cfg.FakeNodes, cfg.GPUsPerNode = 2, 8
-	// The gang schedulers and Kueue (schedulers_test.go).
-	cfg.Schedulers, cfg.Kueue = devcluster.SchedulerNames, true
-	cfg.Out = devcluster.PrefixWriter("e2e cluster: ")
-	cluster = cfg
-
-	// A run killed before its teardown (timeout, ^C twice) leaves a cluster
-	// behind; the next run removes it first.
-	ctx := context.Background()
-	if err := devcluster.Down(ctx, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: removing a leftover cluster:", err)
-		return 1
-	}
-	stopGuard := devcluster.GuardTeardown(cfg)
-	defer stopGuard()
-	defer func() {
-		if err := devcluster.Down(ctx, cfg); err != nil {
-			fmt.Fprintln(os.Stderr, "e2e: tearing down:", err)
-		}
-	}()
-
-	start := time.Now()
-	if err := devcluster.Up(ctx, cfg); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e: starting the cluster:", err)
-		return 1
-	}
-	fmt.Fprintf(os.Stderr, "e2e: cluster ready in %s\n", time.Since(start).Round(time.Second))
-	restCfg, err := cfg.RESTConfig()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
-	if cs, err = kubernetes.NewForConfig(restCfg); err != nil {
-		fmt.Fprintln(os.Stderr, "e2e:", err)
-		return 1
-	}
+	defer stop()
+	cluster, cs = c, c.Clientset
 	if hostDir, err = os.MkdirTemp("", "muster-e2e-host-"); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1

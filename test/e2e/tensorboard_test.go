@@ -19,6 +19,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/test/framework"
 )
 
 // examples/tensorboard on the local cluster (tensorboard-local: Python's
@@ -27,10 +28,10 @@ import (
 // TensorBoard on it, and `muster tensorboard` forwards a local port to it
 // through the API server and the process node, where the runs are read.
 func TestTensorBoardExample(t *testing.T) {
-	t.Parallel()
+	hostCPU.shared(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	bins, _, err := cluster.BinaryPaths()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	args := []string{"--kubeconfig", cluster.Kubeconfig(), "-n", ns, "apply", "--server-side", "-k",
@@ -38,7 +39,7 @@ func TestTensorBoardExample(t *testing.T) {
 	out, err := exec.Command(bins.Kubectl(), args...).CombinedOutput()
 	g.Expect(err).NotTo(gomega.HaveOccurred(), "kubectl %v: %s", args, out)
 
-	waitJob(g, c, ns, "tensorboard-example", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+	framework.WaitJob(g, c, ns, "tensorboard-example", jobTimeout, func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(apimeta.IsStatusConditionTrue(j.Status.Conditions, string(musterv1.ConditionTensorBoardReady))).To(gomega.BeTrue(),
 			"conditions %+v", j.Status.Conditions)
 	})
@@ -87,7 +88,7 @@ func TestTensorBoardExample(t *testing.T) {
 
 	// The job ends; its TensorBoard stays (ttlSecondsAfterFinished: 600)
 	// and still serves the finished runs.
-	done := waitJob(g, c, ns, "tensorboard-example", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+	done := framework.WaitJob(g, c, ns, "tensorboard-example", jobTimeout, func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(j.Status.Phase).To(gomega.Equal(musterv1.PhaseSucceeded))
 	})
 	g.Expect(apimeta.FindStatusCondition(done.Status.Conditions, string(musterv1.ConditionTensorBoardReady)).Status).

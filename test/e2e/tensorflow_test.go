@@ -10,6 +10,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/test/framework"
 )
 
 // tfPeer is a TensorFlow-style task that speaks only what TF_CONFIG says:
@@ -52,17 +53,17 @@ print(f"chief talked to {peers} peers", flush=True)
 // server and every worker at the addresses it names, each in its place,
 // and the chief's success ends the job.
 func TestTensorFlowTasksReachEachOtherThroughTFConfig(t *testing.T) {
-	t.Parallel()
+	hostCPU.shared(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	job := testutil.MakeJob("tf", ns).Runtime(musterv1.Runtime{TensorFlow: &musterv1.TensorFlowRuntime{}}).
 		Role("ps", 1).Template(python(tfPeer)).
 		Role("worker", 2).Template(python(tfPeer)).
 		Role("chief", 1).Template(python(tfPeer)).Obj()
 	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
 
-	got := waitJob(g, c, ns, "tf", phaseIs(musterv1.PhaseSucceeded))
+	got := framework.WaitJob(g, c, ns, "tf", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
 	g.Expect(got.Status.Restarts.Total).To(gomega.BeZero())
 	raw, err := cs.CoreV1().Pods(ns).GetLogs("tf-chief-0", &corev1.PodLogOptions{Container: "main"}).Do(context.Background()).Raw()
 	g.Expect(err).NotTo(gomega.HaveOccurred())

@@ -15,27 +15,15 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/test/framework"
 	"github.com/muster-dev/muster/tools/demo"
 )
 
 const jobTimeout = 3 * time.Minute
-
-func jobClient(g gomega.Gomega) client.Client {
-	scheme := runtime.NewScheme()
-	g.Expect(clientgoscheme.AddToScheme(scheme)).To(gomega.Succeed())
-	g.Expect(musterv1.AddToScheme(scheme)).To(gomega.Succeed())
-	cfg, err := cluster.RESTConfig()
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	return c
-}
 
 // python makes the last role run a python3 script on the host's python.
 func python(script string, args ...string) func(*corev1.PodTemplateSpec) {
@@ -46,27 +34,13 @@ func python(script string, args ...string) func(*corev1.PodTemplateSpec) {
 	}
 }
 
-func waitJob(g gomega.Gomega, c client.Client, ns, name string, check func(g gomega.Gomega, j *musterv1.TrainingJob)) *musterv1.TrainingJob {
-	job := &musterv1.TrainingJob{}
-	g.Eventually(func(g gomega.Gomega) {
-		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, job)).To(gomega.Succeed())
-		check(g, job)
-	}, jobTimeout, 500*time.Millisecond).Should(gomega.Succeed())
-	return job
-}
-
-func phaseIs(p musterv1.JobPhase) func(g gomega.Gomega, j *musterv1.TrainingJob) {
-	return func(g gomega.Gomega, j *musterv1.TrainingJob) {
-		g.Expect(j.Status.Phase).To(gomega.Equal(p), "status: %+v", j.Status)
-	}
-}
-
 // TestElasticDemo is `make demo`'s scenario: real torchrun workers scaled
 // 4 -> 2 -> 3, each new world resuming from the last checkpoint, until the
 // job succeeds.
 func TestElasticDemo(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	ns := newNamespace(t, g)
+	ns := cluster.Namespace(t, g)
 	phases := watchPhases(t, g, ns, demo.JobName)
 	rep := runDemoIn(t, g, ns, nil)
 	// The removed pods may stop a moment apart, so torch can form a passing
@@ -96,7 +70,7 @@ func TestElasticDemo(t *testing.T) {
 	}
 	g.Expect(seen).To(gomega.Equal([]musterv1.JobPhase{musterv1.PhaseRunning, musterv1.PhaseSucceeded}), "phases %v", seen)
 	job := &musterv1.TrainingJob{}
-	g.Expect(jobClient(g).Get(context.Background(), client.ObjectKey{Namespace: ns, Name: demo.JobName}, job)).To(gomega.Succeed())
+	g.Expect(cluster.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: demo.JobName}, job)).To(gomega.Succeed())
 	expectCleanFinish(g, job)
 	expectNoWarnings(g, ns)
 }
@@ -119,20 +93,21 @@ func hostPID(g gomega.Gomega, marker string) int {
 // A worker killed with SIGKILL is replaced (exit 137 is retryable under
 // ExitCode) and the job keeps running.
 func TestSIGKILLedWorkerIsRecovered(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	marker := "muster-e2e-kill-" + ns
 	job := testutil.MakeJob("kill", ns).Role("worker", 2).
 		Template(python("import time; time.sleep(600)", marker+"-{{MUSTER_TASK_INDEX}}")).Obj()
 	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
-	waitJob(g, c, ns, "kill", phaseIs(musterv1.PhaseRunning))
+	framework.WaitJob(g, c, ns, "kill", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
 	podKey := client.ObjectKey{Namespace: ns, Name: "kill-worker-1"}
 	var old corev1.Pod
 	g.Expect(c.Get(context.Background(), podKey, &old)).To(gomega.Succeed())
 
 	g.Expect(syscall.Kill(hostPID(g, marker+"-1"), syscall.SIGKILL)).To(gomega.Succeed())
-	got := waitJob(g, c, ns, "kill", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+	got := framework.WaitJob(g, c, ns, "kill", jobTimeout, func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		var pod corev1.Pod
 		g.Expect(c.Get(context.Background(), podKey, &pod)).To(gomega.Succeed())
 		g.Expect(pod.UID).NotTo(gomega.Equal(old.UID), "the pod is replaced")
@@ -148,36 +123,38 @@ func TestSIGKILLedWorkerIsRecovered(t *testing.T) {
 
 // A master exiting 1 fails a PyTorch job at once, and the trigger says so.
 func TestFailingMasterFailsTheJob(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	job := testutil.MakeJob("mf", ns).PyTorch().
 		Role("master", 1).Template(python("import sys, time; time.sleep(2); sys.exit(1)")).
 		Role("worker", 2).Template(python("import time; time.sleep(600)")).Obj()
 	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
-	got := waitJob(g, c, ns, "mf", phaseIs(musterv1.PhaseFailed))
+	got := framework.WaitJob(g, c, ns, "mf", jobTimeout, framework.PhaseIs(musterv1.PhaseFailed))
 	comp := got.Status.Completion
 	g.Expect(comp.Reason).To(gomega.Equal(musterv1.ReasonPermanentExitCode))
 	g.Expect(comp.Role).To(gomega.Equal("master"))
 	g.Expect(*comp.Index).To(gomega.Equal(int32(0)))
 	g.Expect(*comp.ExitCode).To(gomega.Equal(int32(1)))
 	g.Expect(comp.Message).To(gomega.ContainSubstring("mf-master-0"))
-	g.Eventually(podGone(ns, "mf-worker-0"), 60*time.Second, 500*time.Millisecond).Should(gomega.BeTrue(), "running workers are stopped")
+	g.Eventually(framework.PodGone(cs, ns, "mf-worker-0"), 60*time.Second, 500*time.Millisecond).Should(gomega.BeTrue(), "running workers are stopped")
 }
 
 // Debug mode runs `sleep inf` instead of the command, so the pod stays up
 // for a user to exec into.
 func TestDebugModePodsSleep(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	job := testutil.MakeJob("dbg", ns).Role("worker", 1).Template(python("import sys; sys.exit(3)")).
 		Debug(musterv1.DebugPolicy{}).Obj()
 	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
-	waitJob(g, c, ns, "dbg", phaseIs(musterv1.PhaseRunning))
-	g.Consistently(func() corev1.PodPhase { return getPod(g, ns, "dbg-worker-0").Status.Phase }, 3*time.Second, 500*time.Millisecond).
+	framework.WaitJob(g, c, ns, "dbg", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
+	g.Consistently(func() corev1.PodPhase { return framework.GetPod(g, cs, ns, "dbg-worker-0").Status.Phase }, 3*time.Second, 500*time.Millisecond).
 		Should(gomega.Equal(corev1.PodRunning))
-	g.Expect(getPod(g, ns, "dbg-worker-0").Spec.Containers[0].Command).To(gomega.Equal([]string{"sleep", "inf"}))
+	g.Expect(framework.GetPod(g, cs, ns, "dbg-worker-0").Spec.Containers[0].Command).To(gomega.Equal([]string{"sleep", "inf"}))
 }
 
 const counter = `
@@ -196,9 +173,10 @@ for i in range(start, 16):
 // Suspending deletes the pods and keeps the job; resuming recreates them,
 // and the program continues from its checkpoint on the shared volume.
 func TestSuspendThenResumeContinuesFromCheckpoint(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	c := jobClient(g)
-	ns := newNamespace(t, g)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
 	ctx := context.Background()
 	pvc := &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "ckpt", Namespace: ns},
@@ -215,7 +193,7 @@ func TestSuspendThenResumeContinuesFromCheckpoint(t *testing.T) {
 		p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "ckpt", MountPath: "/ckpt"}}
 	}).Obj()
 	g.Expect(c.Create(ctx, job)).To(gomega.Succeed())
-	g.Eventually(func() string { out, _ := logs(ns, "pause-worker-0"); return out }, jobTimeout, 500*time.Millisecond).
+	g.Eventually(func() string { out, _ := framework.PodLog(cs, ns, "pause-worker-0", "main"); return out }, jobTimeout, 500*time.Millisecond).
 		Should(gomega.ContainSubstring("step 3"))
 
 	setSuspend := func(s bool) {
@@ -228,12 +206,12 @@ func TestSuspendThenResumeContinuesFromCheckpoint(t *testing.T) {
 			client.RawPatch("application/merge-patch+json", patch))).To(gomega.Succeed())
 	}
 	setSuspend(true)
-	waitJob(g, c, ns, "pause", phaseIs(musterv1.PhaseSuspended))
-	g.Eventually(podGone(ns, "pause-worker-0"), 60*time.Second, 500*time.Millisecond).Should(gomega.BeTrue())
+	framework.WaitJob(g, c, ns, "pause", jobTimeout, framework.PhaseIs(musterv1.PhaseSuspended))
+	g.Eventually(framework.PodGone(cs, ns, "pause-worker-0"), 60*time.Second, 500*time.Millisecond).Should(gomega.BeTrue())
 
 	setSuspend(false)
-	got := waitJob(g, c, ns, "pause", phaseIs(musterv1.PhaseSucceeded))
-	out, err := logs(ns, "pause-worker-0")
+	got := framework.WaitJob(g, c, ns, "pause", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
+	out, err := framework.PodLog(cs, ns, "pause-worker-0", "main")
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	var resumed int
 	_, err = fmt.Sscanf(out[strings.Index(out, "resumed at "):], "resumed at %d", &resumed)
@@ -254,6 +232,7 @@ func (w testWriter) Write(b []byte) (int, error) {
 // Scaling back up to maxReplicas: the world re-forms at once when it reaches
 // its maximum, without waiting out the last call.
 func TestScaleUpToMax(t *testing.T) {
+	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
 	rep := runDemo(t, g, []int{4, 2, 4})
 	worlds := rep.Progress.Worlds
@@ -265,7 +244,7 @@ func TestScaleUpToMax(t *testing.T) {
 // runDemo runs the demo scenario through the given world sizes (nil: the
 // demo's own) in a namespace of its own.
 func runDemo(t *testing.T, g gomega.Gomega, worlds []int) *demo.Report {
-	return runDemoIn(t, g, newNamespace(t, g), worlds)
+	return runDemoIn(t, g, cluster.Namespace(t, g), worlds)
 }
 
 // runDemoIn runs the demo scenario in the namespace ns.

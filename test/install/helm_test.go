@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
+
+	"github.com/muster-dev/muster/test/framework"
 )
 
 // TestHelmInstall installs the release's chart from the OCI registry it was
@@ -34,7 +36,7 @@ func TestHelmInstall(t *testing.T) {
 	webhookAnswers(g, dir, "v1beta1")
 	t.Logf("installed from %s, leader elected, webhook answering in %s", chart, time.Since(start).Round(time.Second))
 
-	jobsNamespace(t, g)
+	framework.CreateNamespace(g, cs, jobsNS)
 	runExample(g, dir)
 
 	out, err = run(dir, helm, "uninstall", "muster", "-n", namespace, "--wait", "--timeout", "2m")

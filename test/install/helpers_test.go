@@ -16,10 +16,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/muster-dev/muster/test/framework"
 )
 
 const (
-	namespace = "muster-system"
+	namespace = framework.OperatorNamespace
 	lease     = "muster-operator.muster.dev"
 	jobsNS    = "install-jobs"
 )
@@ -53,12 +55,12 @@ func waitOperator(t *testing.T, g gomega.Gomega, digest string) {
 			}
 		}
 		g.Expect(holders).To(gomega.Equal(1), "the lease is held by %s", *l.Spec.HolderIdentity)
-	}, 3*time.Minute, time.Second).Should(gomega.Succeed(), func() string { return operatorPods(ctx) })
+	}, 3*time.Minute, time.Second).Should(gomega.Succeed(), func() string { return framework.DescribePods(cs, namespace, metav1.ListOptions{}) })
 	g.Expect(operatorUIDs()).To(gomega.ConsistOf(65532, 65532), "the operator processes' uids")
 }
 
 func runningOperatorPods(g gomega.Gomega) []corev1.Pod {
-	pods, err := cs.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=muster-operator"})
+	pods, err := cs.CoreV1().Pods(namespace).List(context.Background(), metav1.ListOptions{LabelSelector: framework.OperatorSelector})
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	var out []corev1.Pod
 	for _, p := range pods.Items {
@@ -288,43 +290,6 @@ func available(d *appsv1.Deployment) bool {
 	return false
 }
 
-// logOperatorOnFailure logs the operator's last lines when the test fails,
-// before the cleanups registered earlier uninstall it.
-func logOperatorOnFailure(t *testing.T) {
-	t.Cleanup(func() {
-		if !t.Failed() {
-			return
-		}
-		out, _ := run("", kubectl, "--kubeconfig", cluster.Kubeconfig(), "logs", "-n", namespace,
-			"-l", "app.kubernetes.io/name=muster-operator", "--prefix", "--tail=300")
-		t.Logf("the operator's log:\n%s", out)
-	})
-}
-
-// operatorPods says where the operator's pods are, for a failure message.
-func operatorPods(ctx context.Context) string {
-	pods, err := cs.CoreV1().Pods(namespace).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err.Error()
-	}
-	var b strings.Builder
-	for _, p := range pods.Items {
-		b.WriteString(p.Name + " on " + p.Spec.NodeName + ": " + string(p.Status.Phase))
-		for _, c := range p.Status.Conditions {
-			if c.Status != corev1.ConditionTrue {
-				b.WriteString(", " + string(c.Type) + " " + c.Reason + " " + c.Message)
-			}
-		}
-		for _, c := range p.Status.ContainerStatuses {
-			if c.State.Waiting != nil {
-				b.WriteString(", waiting " + c.State.Waiting.Reason + ": " + c.State.Waiting.Message)
-			}
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
-}
-
 // cleanSlate waits until nothing of an earlier test is left (its cleanup
 // deletes what it installed, and namespaces take a while to go), and
 // removes, when the test ends, whatever it left: the CRD and its jobs, the
@@ -354,17 +319,4 @@ func cleanSlate(t *testing.T, g gomega.Gomega) {
 		_, _ = run("", kubectl, "delete", "namespace", namespace, jobsNS, "--ignore-not-found", "--wait=false")
 		_, _ = run("", kubectl, "delete", "validatingwebhookconfiguration", "muster-validating-webhook", "--ignore-not-found")
 	})
-}
-
-// jobsNamespace makes the namespace for the test's jobs, afresh.
-func jobsNamespace(t *testing.T, g gomega.Gomega) {
-	t.Helper()
-	ctx := context.Background()
-	_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: jobsNS}}, metav1.CreateOptions{})
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	// Pods are refused until the namespace's default ServiceAccount exists.
-	g.Eventually(func() error {
-		_, err := cs.CoreV1().ServiceAccounts(jobsNS).Get(ctx, "default", metav1.GetOptions{})
-		return err
-	}, 30*time.Second, 200*time.Millisecond).Should(gomega.Succeed())
 }

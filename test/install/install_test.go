@@ -38,6 +38,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/muster-dev/muster/test/framework"
 	"github.com/muster-dev/muster/tools/devcluster"
 	"github.com/muster-dev/muster/tools/release"
 )
@@ -46,7 +47,9 @@ import (
 const version = "v0.2.0"
 
 var (
-	cluster *devcluster.Config
+	cluster *framework.Cluster
+	// cs and kubectl are cluster.Clientset and cluster.Kubectl, under the
+	// short names the tier calls them by.
 	cs      kubernetes.Interface
 	kubectl string
 	helm    string
@@ -70,16 +73,11 @@ func runSuite(m *testing.M) int {
 	if os.Geteuid() != 0 {
 		return fail(fmt.Errorf("must run as root: the process node gives every pod its own network namespace"))
 	}
-	cfg, err := devcluster.NewConfig()
+	root, err := devcluster.FindRoot()
 	if err != nil {
 		return fail(err)
 	}
-	// Its own state dir: never the user's muster-dev cluster.
-	cfg.StateDir = filepath.Join(cfg.Cache, "install")
-	cfg.NoOperator = true
-	cfg.Out = devcluster.PrefixWriter("install cluster: ")
-	cluster = cfg
-	if helm, err = helmBinary(cfg.Root); err != nil {
+	if helm, err = helmBinary(root); err != nil {
 		return fail(err)
 	}
 
@@ -89,31 +87,12 @@ func runSuite(m *testing.M) int {
 	registryHost = strings.TrimPrefix(srv.URL, "http://")
 
 	ctx := context.Background()
-	if err := devcluster.Down(ctx, cfg); err != nil {
-		return fail(fmt.Errorf("removing a leftover cluster: %w", err))
-	}
-	stopGuard := devcluster.GuardTeardown(cfg)
-	defer stopGuard()
-	defer func() {
-		if err := devcluster.Down(ctx, cfg); err != nil {
-			fmt.Fprintln(os.Stderr, "install: tearing down:", err)
-		}
-	}()
-	if err := devcluster.Up(ctx, cfg); err != nil {
-		return fail(fmt.Errorf("starting the cluster: %w", err))
-	}
-	bins, err := devcluster.Build(ctx, cfg, devcluster.BuildSet{})
+	c, stop, err := framework.StartCluster(ctx, "install", func(cfg *devcluster.Config) { cfg.NoOperator = true }, nil)
 	if err != nil {
 		return fail(err)
 	}
-	kubectl = bins.Kubectl()
-	restCfg, err := cfg.RESTConfig()
-	if err != nil {
-		return fail(err)
-	}
-	if cs, err = kubernetes.NewForConfig(restCfg); err != nil {
-		return fail(err)
-	}
+	defer stop()
+	cluster, cs, kubectl = c, c.Clientset, c.Kubectl
 
 	// The release, as make release PUSH=1 REGISTRY=<the suite's> cuts it,
 	// with the CLI for this machine only (the others are cross-builds
@@ -124,7 +103,7 @@ func runSuite(m *testing.M) int {
 	}
 	defer func() { _ = os.RemoveAll(relDir) }()
 	rel, err = release.Run(ctx, release.Options{
-		Root: cfg.Root, Out: relDir, Version: version, Registry: registryHost + "/muster", Push: true,
+		Root: cluster.Root, Out: relDir, Version: version, Registry: registryHost + "/muster", Push: true,
 		CLIPlatforms: []string{"linux/" + runtime.GOARCH},
 		Log:          func(f string, a ...any) { fmt.Fprintf(os.Stderr, "install release: "+f+"\n", a...) },
 	})

@@ -19,6 +19,7 @@ import (
 	"github.com/onsi/gomega"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/test/framework"
 	"github.com/muster-dev/muster/tools/image"
 	"github.com/muster-dev/muster/tools/release"
 )
@@ -81,11 +82,11 @@ func TestUpgrade(t *testing.T) {
 	t.Cleanup(func() {
 		_, _ = run(dir, kubectl, "delete", "--ignore-not-found", "--wait", "--timeout=2m", "-f", newInstall)
 	})
-	logOperatorOnFailure(t)
+	cluster.DumpOnFailure(t, framework.Dump{OperatorLog: true})
 	waitOperator(t, g, prevDigest)
 	webhookAnswers(g, dir, "v1alpha1")
 
-	jobsNamespace(t, g)
+	framework.CreateNamespace(g, cs, jobsNS)
 	f := filepath.Join(dir, "across.yaml")
 	g.Expect(os.WriteFile(f, []byte(acrossJob), 0o644)).To(gomega.Succeed())
 	apply(g, dir, "-n", jobsNS, "-f", f)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
+
+	"github.com/muster-dev/muster/test/framework"
 )
 
 // TestInstallYAML installs the release's install.yaml as its notes say
@@ -35,7 +37,7 @@ func TestInstallYAML(t *testing.T) {
 	webhookAnswers(g, dir, "v1alpha1")
 	t.Logf("installed, leader elected, webhook answering in %s", time.Since(start).Round(time.Second))
 
-	jobsNamespace(t, g)
+	framework.CreateNamespace(g, cs, jobsNS)
 	runExample(g, dir)
 
 	// muster version: the CLI of the release and the operator it runs.

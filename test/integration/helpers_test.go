@@ -16,6 +16,7 @@ import (
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/test/framework"
 )
 
 const (
@@ -68,22 +69,15 @@ func (e *env) update(name string, mutate func(*musterv1.TrainingJob)) error {
 }
 
 // eventuallyJob waits until check passes on the job.
-func (e *env) eventuallyJob(name string, check func(g gomega.Gomega, job *musterv1.TrainingJob)) *musterv1.TrainingJob {
+func (e *env) eventuallyJob(name string, check framework.JobCheck) *musterv1.TrainingJob {
 	e.t.Helper()
-	job := &musterv1.TrainingJob{}
-	e.g.Eventually(func(g gomega.Gomega) {
-		g.Expect(k8s.Get(e.ctx(), client.ObjectKey{Namespace: e.ns, Name: name}, job)).To(gomega.Succeed())
-		check(g, job)
-	}, timeout, interval).Should(gomega.Succeed())
-	return job
+	return framework.WaitJobEvery(e.g, k8s, e.ns, name, timeout, interval, check)
 }
 
 // waitPhase waits for the job's phase.
 func (e *env) waitPhase(name string, phase musterv1.JobPhase) *musterv1.TrainingJob {
 	e.t.Helper()
-	return e.eventuallyJob(name, func(g gomega.Gomega, job *musterv1.TrainingJob) {
-		g.Expect(job.Status.Phase).To(gomega.Equal(phase), "status: %+v", job.Status)
-	})
+	return e.eventuallyJob(name, framework.PhaseIs(phase))
 }
 
 func condition(job *musterv1.TrainingJob, t musterv1.ConditionType) *metav1.Condition {

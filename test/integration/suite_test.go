@@ -18,10 +18,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -38,12 +36,13 @@ import (
 	"github.com/muster-dev/muster/internal/controller"
 	"github.com/muster-dev/muster/internal/gang/backends"
 	musterwebhook "github.com/muster-dev/muster/internal/webhook"
+	"github.com/muster-dev/muster/test/framework"
 )
 
 var (
 	cfg    *rest.Config
 	k8s    client.Client
-	scheme = runtime.NewScheme()
+	scheme = framework.Scheme()
 	// operator is the running operator; tests that restart it replace it.
 	operator *runningOperator
 )
@@ -59,8 +58,8 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.UseDevMode(true), zap.Level(zapLevel())))
-	must(clientgoscheme.AddToScheme(scheme))
-	must(musterv1.AddToScheme(scheme))
+	// Besides the served version, the one the conversion webhook converts
+	// from.
 	must(v1alpha1.AddToScheme(scheme))
 
 	coschedulingCRD, err := moduleFile(schedulerPluginsModule, "manifests", "coscheduling", "crd.yaml")
