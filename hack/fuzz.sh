@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs every Go fuzz target of the main module for FUZZTIME each (default
-# 10s), one after the other. `go test -fuzz` takes one package and one
-# target at a time, so the targets are found in the _test.go files: a new
-# one is run without being listed anywhere. One worker each (-parallel=1):
-# the fuzzer otherwise takes every core.
+# 10s). `go test -fuzz` takes one package and one target at a time, so the
+# targets are found in the _test.go files: a new one is run without being
+# listed anywhere. One worker each (-parallel=1), and FUZZJOBS targets at
+# once (default: one per core), so each target has a core of its own for
+# its whole FUZZTIME and the tier takes FUZZTIME x targets / cores.
 #
 # FUZZMINIMIZETIME (default Go's own, 60s) bounds how long the fuzzer
 # shrinks an input that widened coverage or failed before it goes on: in
@@ -38,22 +39,60 @@ fi
 # time runs out (go.dev/issue/75804, fixed after Go 1.26). A failing input
 # is always written to testdata/fuzz/<Target>/; a run that ends with exactly
 # that message and wrote none found nothing.
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+jobs=${FUZZJOBS:-$(nproc)}
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+# fuzz runs one target, its output in its own log.
+fuzz() {
+	local pkg=$1 name=$2 log=$3
+	local corpus="$pkg/testdata/fuzz/$name"
+	local before after rc=0
+	before=$(ls "$corpus" 2>/dev/null || true)
+	{
+		echo "== $name ($pkg) for $fuzztime"
+		go test -run '^$' -fuzz "^${name}\$" -fuzztime="$fuzztime" "${minimize[@]}" -parallel=1 "$pkg" 2>&1 || rc=$?
+		if [ "$rc" -ne 0 ]; then
+			after=$(ls "$corpus" 2>/dev/null || true)
+			if [ "$before" = "$after" ] && grep -qx '    context deadline exceeded' "$log" &&
+				[ "$(grep -c '^--- FAIL' "$log")" -eq 1 ]; then
+				echo "== $name: stopped by the coordinator's own deadline (go.dev/issue/75804); no failing input was found"
+				rc=0
+			fi
+		fi
+	} > "$log" 2>&1
+	return "$rc"
+}
+
+# The test binaries are built first, one package at a time (a run of one
+# input), so that targets running side by side do not compile the same
+# instrumented packages twice.
 for t in "${targets[@]}"; do
 	pkg=${t%%:*} name=${t##*:}
-	corpus="$pkg/testdata/fuzz/$name"
-	before=$(ls "$corpus" 2>/dev/null || true)
-	echo "== $name ($pkg) for $fuzztime"
-	rc=0
-	go test -run '^$' -fuzz "^${name}\$" -fuzztime="$fuzztime" "${minimize[@]}" -parallel=1 "$pkg" 2>&1 | tee "$log" || rc=$?
-	if [ "$rc" -ne 0 ]; then
-		after=$(ls "$corpus" 2>/dev/null || true)
-		if [ "$before" = "$after" ] && grep -qx '    context deadline exceeded' "$log" &&
-			[ "$(grep -c '^--- FAIL' "$log")" -eq 1 ]; then
-			echo "== $name: stopped by the coordinator's own deadline (go.dev/issue/75804); no failing input was found"
-			continue
-		fi
-		exit "$rc"
+	go test -run '^$' -fuzz "^${name}\$" -fuzztime=1x -parallel=1 "$pkg" > "$logs/build" 2>&1 || {
+		cat "$logs/build"
+		exit 1
+	}
+done
+
+# Target i starts once target i-jobs has ended; their logs are printed in
+# order as they end.
+pids=() failed=0
+finish() {
+	wait "${pids[$1]}" || failed=1
+	cat "$logs/$1"
+}
+for i in "${!targets[@]}"; do
+	if [ "$i" -ge "$jobs" ]; then
+		finish $((i - jobs))
+	fi
+	t=${targets[$i]}
+	fuzz "${t%%:*}" "${t##*:}" "$logs/$i" &
+	pids+=($!)
+done
+for ((i = ${#pids[@]} - jobs; i < ${#pids[@]}; i++)); do
+	if [ "$i" -ge 0 ]; then
+		finish "$i"
 	fi
 done
+exit "$failed"
