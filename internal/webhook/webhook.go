@@ -162,7 +162,16 @@ func gangNames(bs []musterv1.GangBackend) []string {
 
 // ValidateUpdate refuses an update that internal/validation rejects.
 func (h *trainingJobWebhook) ValidateUpdate(_ context.Context, oldJob, job *musterv1.TrainingJob) (admission.Warnings, error) {
-	return nil, invalid(job, h.validateUpdate(oldJob, job))
+	// Only what this update brings: a job created with the warning is not
+	// warned of again on every scale or resume.
+	var warnings admission.Warnings
+	before := scopeWarnings(oldJob)
+	for _, w := range scopeWarnings(job) {
+		if !slices.Contains(before, w) {
+			warnings = append(warnings, w)
+		}
+	}
+	return warnings, invalid(job, h.validateUpdate(oldJob, job))
 }
 
 // ValidateDelete allows every delete: the webhook configuration does not

@@ -185,6 +185,12 @@ func TestElasticRoleWithJobScopeIsWarnedOf(t *testing.T) {
 	g.Expect(resp.Allowed).To(gomega.BeTrue())
 	g.Expect(resp.Warnings).To(gomega.ConsistOf(gomega.ContainSubstring("spec.roles[0].restartScope is Job")))
 
-	job = testutil.MakeJob("j", "ns").Role("worker", 2).Elastic(1, 4).Obj()
-	g.Expect(hook.Handle(context.Background(), request(t, admissionv1.Create, job, nil)).Warnings).To(gomega.BeEmpty())
+	task := testutil.MakeJob("j", "ns").Role("worker", 2).Elastic(1, 4).Obj()
+	g.Expect(hook.Handle(context.Background(), request(t, admissionv1.Create, task, nil)).Warnings).To(gomega.BeEmpty())
+
+	// An update is warned of what it brings, not of what the job had.
+	resp = hook.Handle(context.Background(), request(t, admissionv1.Update, job, task))
+	g.Expect(resp.Allowed).To(gomega.BeTrue())
+	g.Expect(resp.Warnings).To(gomega.ConsistOf(gomega.ContainSubstring("spec.roles[0].restartScope is Job")))
+	g.Expect(hook.Handle(context.Background(), request(t, admissionv1.Update, job, job)).Warnings).To(gomega.BeEmpty())
 }
