@@ -105,12 +105,21 @@ func TestValidateRules(t *testing.T) {
 			{OnExitCodes: notIn(1), Action: musterv1.ActionRestartJob},
 			{OnExitCodes: in(2, 3), Action: musterv1.ActionFailJob},
 		}, want: []string{"rules[1]"}},
+		// What the CRD's CEL rules refuse, for a job that skipped them.
+		"a timeout on another event": {rules: []musterv1.FailureRule{{OnEvents: evs(musterv1.EventPodFailed), TimeoutSeconds: timeout, Action: musterv1.ActionRestartTask}},
+			want: []string{"rules[0].timeoutSeconds", "PodPending event only"}},
+		"exit codes on a task-wide event": {rules: []musterv1.FailureRule{{OnEvents: evs(musterv1.EventTaskFailed), OnExitCodes: in(3), Action: musterv1.ActionFailJob}},
+			want: []string{"rules[0].onEvents", "may name only PodFailed and PodEvicted"}},
+		"a task action on TaskFailed": {rules: []musterv1.FailureRule{{OnEvents: evs(musterv1.EventTaskFailed), Action: musterv1.ActionRestartTask}},
+			want: []string{"rules[0].onEvents", "action RestartTask acts on one pod"}},
+		"a task action on TaskCompleted": {rules: []musterv1.FailureRule{{OnEvents: evs(musterv1.EventTaskCompleted), Action: musterv1.ActionFailTask}},
+			want: []string{"rules[0].onEvents", "action FailTask acts on one pod"}},
 		"class rules": {rules: []musterv1.FailureRule{
 			{OnClasses: []musterv1.FailureClass{musterv1.ClassTransient}, Action: musterv1.ActionRestartTask},
 			{OnClasses: []musterv1.FailureClass{musterv1.ClassTransient, musterv1.ClassUnknown}, Action: musterv1.ActionRestartJob},
 		}},
 		"a task action does not hide a job-wide event": {rules: []musterv1.FailureRule{
-			{OnEvents: evs(musterv1.EventPartlyPlaced, musterv1.EventPodFailed), Action: musterv1.ActionRestartTask},
+			{OnEvents: evs(musterv1.EventPartlyPlaced, musterv1.EventPodFailed), Action: musterv1.ActionRestartRole},
 			{OnEvents: evs(musterv1.EventPartlyPlaced), Action: musterv1.ActionRestartJob},
 		}},
 	}

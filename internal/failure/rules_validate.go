@@ -48,7 +48,33 @@ func validateRule(r *musterv1.FailureRule, path *field.Path) field.ErrorList {
 	if len(r.Roles) > 0 && slices.Contains(r.OnEvents, musterv1.EventPartlyPlaced) {
 		errs = append(errs, field.Invalid(path.Child("roles"), r.Roles, "PartlyPlaced belongs to the whole job, not to roles"))
 	}
+	// The CRD's CEL rules say the same; they are checked here too because a
+	// job can skip them (stored before a rule existed, or kept by ratcheting
+	// on update), and the planner must never act on such a rule: a task
+	// action on a task-wide event has no pod to act on.
+	if r.TimeoutSeconds != 0 && (len(r.OnEvents) == 0 || !only(r.OnEvents, musterv1.EventPodPending)) {
+		errs = append(errs, field.Invalid(path.Child("timeoutSeconds"), r.TimeoutSeconds, "timeoutSeconds applies to the PodPending event only"))
+	}
+	if (hasExitCodes(r) || len(r.OnClasses) > 0) && !only(r.OnEvents, musterv1.EventPodFailed, musterv1.EventPodEvicted) {
+		errs = append(errs, field.Invalid(path.Child("onEvents"), r.OnEvents,
+			"onExitCodes and onClasses describe a pod's end: with them, onEvents may name only PodFailed and PodEvicted"))
+	}
+	if (r.Action == musterv1.ActionRestartTask || r.Action == musterv1.ActionFailTask) &&
+		!only(r.OnEvents, musterv1.EventPodFailed, musterv1.EventPodEvicted, musterv1.EventPodPending) {
+		errs = append(errs, field.Invalid(path.Child("onEvents"), r.OnEvents,
+			fmt.Sprintf("action %s acts on one pod: onEvents may name only PodFailed, PodEvicted and PodPending", r.Action)))
+	}
 	return errs
+}
+
+// only is whether every event is one of allowed (true for none).
+func only(events []musterv1.FailureEvent, allowed ...musterv1.FailureEvent) bool {
+	for _, e := range events {
+		if !slices.Contains(allowed, e) {
+			return false
+		}
+	}
+	return true
 }
 
 // covers is whether every event b matches, a matches too.

@@ -245,6 +245,23 @@ func TestInvalidRulesFailTheJobBeforeAnythingIsCreated(t *testing.T) {
 	}
 }
 
+// A task action on a task-wide event has no pod to act on. The CRD's CEL
+// refuses it, but a job can skip CEL (stored before the rule, or kept by
+// ratcheting): the planner refuses it too, before anything is created,
+// rather than acting on it when a task fails.
+func TestATaskActionOnATaskWideEventFailsTheJobAsInvalid(t *testing.T) {
+	for _, ev := range []musterv1.FailureEvent{musterv1.EventTaskFailed, musterv1.EventTaskCompleted} {
+		w := newWorld(t, ruleJob(on(events(ev), musterv1.ActionRestartTask, "ps")))
+		res := w.step()
+		if len(res.CreatePods) != 0 || w.job.Status.Phase != musterv1.PhaseFailed || w.job.Status.Completion.Reason != musterv1.ReasonInvalidSpec {
+			t.Fatalf("%s: creates %d phase %s completion %+v", ev, len(res.CreatePods), w.job.Status.Phase, w.job.Status.Completion)
+		}
+		if !strings.Contains(w.job.Status.Completion.Message, "spec.failurePolicy.rules[0].onEvents") {
+			t.Fatalf("%s: the message names the field: %q", ev, w.job.Status.Completion.Message)
+		}
+	}
+}
+
 func TestConflictDelaysTheNewAttempt(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).RestartPolicy(musterv1.RestartPolicyNever).WithDefaults().Obj()
 	job.Spec.FailurePolicy.Retry = &musterv1.RetryPolicy{Policy: musterv1.RetryOnFailure, ConflictDelaySeconds: musterv1.DelayBounds{Min: new(int32(30)), Max: new(int32(40))}}
