@@ -18,12 +18,18 @@ import (
 // still fit one object.
 const MaxMessageLen = 256
 
+// MaxReasonLen is the schema's bound on an exit's reason. A pod's and a
+// container's reason are set by whoever writes the pod's status (any
+// kubelet, a virtual node, a script) and have no bound of their own: one
+// copied whole into status would have every status write refused.
+const MaxReasonLen = 128
+
 // ExitOf describes how an ended pod ended: the exit code, reason and
 // message of the failed container that finished first (when one process of
 // a job dies the others usually die of it, so the first is the cause), and
 // the classifier's completion of the whole pod.
 func ExitOf(pod *corev1.Pod, classifier Classifier) musterv1.ExitStatus {
-	out := musterv1.ExitStatus{Reason: pod.Status.Reason, Message: text.Head(pod.Status.Message, MaxMessageLen)}
+	out := musterv1.ExitStatus{Reason: text.Head(pod.Status.Reason, MaxReasonLen), Message: text.Head(pod.Status.Message, MaxMessageLen)}
 	var ended []corev1.ContainerStatus
 	for _, group := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
 		for _, cs := range group {
@@ -40,7 +46,7 @@ func ExitOf(pod *corev1.Pod, classifier Classifier) musterv1.ExitStatus {
 		out.Code = term.ExitCode
 		out.Container = ended[0].Name
 		if term.Reason != "" {
-			out.Reason = term.Reason
+			out.Reason = text.Head(term.Reason, MaxReasonLen)
 		}
 		if term.Message != "" {
 			// The message is what the process wrote last (with
@@ -122,7 +128,7 @@ func VanishedExit(now time.Time, classifier Classifier) musterv1.ExitStatus {
 // deletion.
 func DisruptedExit(cond *corev1.PodCondition, now time.Time, classifier Classifier) musterv1.ExitStatus {
 	out := musterv1.ExitStatus{
-		Reason:     cond.Reason,
+		Reason:     text.Head(cond.Reason, MaxReasonLen),
 		Message:    text.Head(cond.Message, MaxMessageLen),
 		FinishedAt: new(metav1.NewTime(now)),
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -130,5 +131,23 @@ func TestExitOfKeepsTheEndOfATerminationMessage(t *testing.T) {
 	}
 	if !strings.HasPrefix(got, "…") || len(got) > MaxMessageLen {
 		t.Errorf("the message is not its end, marked, in %d bytes: %d bytes:\n%s", MaxMessageLen, len(got), got)
+	}
+}
+
+// A reason is whatever wrote the pod's status said, of any length: status
+// keeps at most the schema's 128 bytes of it, cut between characters, or
+// every status write would be refused.
+func TestExitReasonsAreCutToTheSchema(t *testing.T) {
+	long := strings.Repeat("Überlastet", 20)
+	now := time.Now()
+	for name, exit := range map[string]musterv1.ExitStatus{
+		"pod": ExitOf(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, Reason: long}}, Classifier{}),
+		"container": ExitOf(&corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed,
+			ContainerStatuses: []corev1.ContainerStatus{terminated("main", 1, long, now)}}}, Classifier{}),
+		"disruption": DisruptedExit(&corev1.PodCondition{Type: corev1.DisruptionTarget, Reason: long}, now, Classifier{}),
+	} {
+		if len(exit.Reason) > MaxReasonLen || !utf8.ValidString(exit.Reason) || !strings.HasPrefix(exit.Reason, "Überlastet") {
+			t.Errorf("%s: reason of %d bytes: %q", name, len(exit.Reason), exit.Reason)
+		}
 	}
 }

@@ -16,7 +16,8 @@ const maxFuzzSteps = 300
 // simulation (which event, which pod, which exit code, whether the
 // operator crashes before or after writing status). The lifetime lasts as
 // long as the input does, so the fuzzer explores longer lifetimes by
-// growing it. The invariants are TestSimulation's.
+// growing it. The invariants are TestSimulation's; the pods end with
+// reasons and messages longer than status may hold.
 func FuzzJobLifetime(f *testing.F) {
 	jobs := simJobs()
 	names := make([]string, 0, len(jobs))
@@ -34,7 +35,7 @@ func FuzzJobLifetime(f *testing.F) {
 		}
 		job := jobs[names[int(data[0])%len(names)]]
 		rnd, src := testutil.FuzzRand(data[1:])
-		s := &sim{world: newWorld(t, job.DeepCopy()), rnd: rnd}
+		s := &sim{world: newWorld(t, job.DeepCopy()), rnd: rnd, longText: true}
 		s.run(maxFuzzSteps, src.Exhausted)
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/internal/testutil/crdschema"
 )
 
 // simJobs are the shapes the simulation drives: each exercises a different
@@ -91,7 +93,28 @@ type sim struct {
 	rnd      *rand.Rand
 	prev     musterv1.TrainingJobStatus
 	log      []string
+	// longText gives ended pods reasons and messages longer than status
+	// may hold, in several bytes per character; off where the golden
+	// traces show them.
+	longText bool
 }
+
+// A reason and a message past what the schema lets status hold (128 and
+// 1024), of characters of more than one byte.
+var (
+	longReason  = strings.Repeat("Überlastet", 20)
+	longMessage = strings.Repeat("Traceback … ", 200)
+)
+
+// apiServer is the CRD's schema every planned status must pass: one the API
+// server refuses is refused on every write, and the job never moves again.
+var apiServer = sync.OnceValue(func() *crdschema.APIServer { return crdschema.Load(panicker{}) })
+
+// panicker fails crdschema.Load, which has no test of its own to fail.
+type panicker struct{}
+
+func (panicker) Helper()           {}
+func (panicker) Fatal(args ...any) { panic(fmt.Sprint(args...)) }
 
 func (s *sim) fatalf(format string, args ...any) {
 	s.t.Helper()
@@ -142,11 +165,18 @@ func (s *sim) event() {
 		if p := pick(); p != nil && p.Status.Phase == corev1.PodRunning {
 			code := []int32{0, 0, 1, 2, 3, 127, 137, 143, 201}[s.rnd.IntN(9)]
 			p.Status = testutil.ExitedStatus(code, "Error", s.now)
+			if s.longText && code != 0 {
+				p.Status.ContainerStatuses[0].State.Terminated.Reason = longReason
+				p.Status.ContainerStatuses[0].State.Terminated.Message = longMessage
+			}
 			s.log = append(s.log, fmt.Sprintf("exit %s %d", p.Name, code))
 		}
 	case r < 62:
 		if p := pick(); p != nil && p.DeletionTimestamp == nil {
 			p.Status = corev1.PodStatus{Phase: corev1.PodFailed, Reason: "Evicted"}
+			if s.longText {
+				p.Status.Reason, p.Status.Message = longReason, longMessage
+			}
 			s.log = append(s.log, "evicted "+p.Name)
 		}
 	case r < 68:
@@ -320,6 +350,13 @@ func (s *sim) check(step int, wasFinished bool) {
 	}
 	if st.Restarts.Accountable > st.Restarts.Total {
 		s.fatalf("step %d: accountable %d > total %d", step, st.Restarts.Accountable, st.Restarts.Total)
+	}
+	// Every status the fuzzer's lifetimes plan; every tenth step of the
+	// seeded ones, which would take several times as long otherwise.
+	if (s.longText || step%10 == 0) && !reflect.DeepEqual(st, prev) {
+		if errs := apiServer().ValidateStatus(&st); len(errs) > 0 {
+			s.fatalf("step %d: the API server would refuse the status: %v", step, errs.ToAggregate())
+		}
 	}
 	if wasFinished && !st.Finished() {
 		s.fatalf("step %d: a finished job is no longer finished: %+v", step, st.Conditions)

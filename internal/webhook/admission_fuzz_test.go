@@ -15,6 +15,7 @@ import (
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/internal/testutil/crdschema"
 )
 
 // FuzzAdmission puts fuzzed jobs through admission as the API server runs
@@ -32,7 +33,7 @@ import (
 //   - the planner, given a job both admit, plans it without panicking,
 //     and its first pods have distinct names that fit.
 func FuzzAdmission(f *testing.F) {
-	api := newAPIServer(f)
+	api := crdschema.Load(f)
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 0, 0}, "job", "worker", "samples/s=([0-9.]+)")
 	f.Add([]byte("\x01\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"), "Bad_Name", "w", "(")
 	f.Add([]byte("\xff\x80\x40\x20\x10\x08\x04\x02\x01\x00\xff\x80\x40\x20"), strings.Repeat("j", 40), strings.Repeat("r", 17), "no-group")
@@ -40,7 +41,7 @@ func FuzzAdmission(f *testing.F) {
 		r, _ := testutil.FuzzRand(data)
 		job := fuzzJob(r, fuzzText{name: name, role: role, regex: regex})
 		obj := toUnstructured(t, job)
-		apiErrs := api.admit(obj)
+		apiErrs := api.Admit(obj)
 		admitted := fromUnstructured(t, obj)
 
 		err := webhookAdmit(admitted.DeepCopy())
@@ -129,10 +130,10 @@ func ptrOr(p *int32, def int32) int32 {
 
 // checkIdempotent admits an admitted job again: nothing may change and
 // nothing may be refused.
-func checkIdempotent(t *testing.T, api *apiServer, job *musterv1.TrainingJob) {
+func checkIdempotent(t *testing.T, api *crdschema.APIServer, job *musterv1.TrainingJob) {
 	t.Helper()
 	obj := toUnstructured(t, job)
-	if errs := api.admit(obj); len(errs) > 0 {
+	if errs := api.Admit(obj); len(errs) > 0 {
 		t.Fatalf("an admitted job, admitted again, is refused: %v", errs)
 	}
 	again := fromUnstructured(t, obj)
