@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
@@ -23,15 +24,20 @@ type planContext struct {
 	policy     failure.Policy
 	classifier failure.Classifier
 	pods       observe.Pods
+	// endsLater are the pods whose end this plan left to the next
+	// (maxEndsPerPlan): they stay held by the tracking finalizer until a
+	// written status holds their end. Shared by the context's copies.
+	endsLater map[types.UID]bool
 }
 
 func newContext(job *musterv1.TrainingJob, now time.Time, pods []*corev1.Pod, status *musterv1.TrainingJobStatus) *planContext {
 	taskCount := func(role string) int { return len(tasksOf(status, role)) }
 	return &planContext{
-		job:    job,
-		now:    metav1.NewTime(now),
-		policy: failure.PolicyOf(job),
-		pods:   observe.Sort(job, status.Attempt, taskCount, pods),
+		job:       job,
+		now:       metav1.NewTime(now),
+		policy:    failure.PolicyOf(job),
+		pods:      observe.Sort(job, status.Attempt, taskCount, pods),
+		endsLater: map[types.UID]bool{},
 	}
 }
 

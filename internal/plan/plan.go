@@ -141,7 +141,7 @@ func Plan(in Input) Result {
 	// and says where the gang stands.
 	applyGang(in.Gang, in.Job, in.Pods, &out, c.now)
 	applyAdmission(in.Admission, &out)
-	out.ReleasePods, out.ReleaseAtOnce = releasable(in.Pods)
+	out.ReleasePods, out.ReleaseAtOnce = releasable(in.Pods, c.endsLater)
 	finishStranded(in.Pods, &out)
 	return out
 }
@@ -167,16 +167,19 @@ const DeleteReasonStranded = "deletion interrupted"
 
 // releasable are the tracked pods whose end this plan has taken into
 // account: every plan reads every pod of the job, so once its status is
-// written, an ended or deleted pod need not be held any longer.
+// written, an ended or deleted pod need not be held any longer. The ends
+// the plan left to the next (endsLater) are not in that status: their
+// pods stay held, or one deleted meanwhile would be gone before its end is
+// read, and taken for vanished.
 //
 // Those the plan took for gone already (observe.GoneOnRelease) come apart:
 // their release changes nothing the next plan sees.
-func releasable(pods []*corev1.Pod) (afterWrite, atOnce []PodRef) {
+func releasable(pods []*corev1.Pod, endsLater map[types.UID]bool) (afterWrite, atOnce []PodRef) {
 	for _, pod := range pods {
 		switch {
 		case observe.GoneOnRelease(pod):
 			atOnce = append(atOnce, PodRef{Name: pod.Name, UID: pod.UID})
-		case observe.Accountable(pod):
+		case observe.Accountable(pod) && !endsLater[pod.UID]:
 			afterWrite = append(afterWrite, PodRef{Name: pod.Name, UID: pod.UID})
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
@@ -63,6 +65,37 @@ func TestStatusStaysSmallAtAnySize(t *testing.T) {
 		if ts := w.task("worker", i); ts.Restarts != 1 || ts.AccountableRestarts != 1 || ts.State != musterv1.TaskRunning {
 			t.Fatalf("task %d: %+v", i, ts)
 		}
+	}
+}
+
+// Pods that failed and were then deleted by someone else (the pod garbage
+// collector deletes without grace) are held by the tracking finalizer
+// until their end is in status. A plan records at most maxEndsPerPlan
+// ends, so it releases only those: a pod released before its end is
+// recorded is gone, and the next plan could only take it for vanished.
+func TestEndsBeyondOnePlanAreReleasedOnlyOnceRecorded(t *testing.T) {
+	const n = maxEndsPerPlan + 100
+	job := testutil.MakeJob("gc", "ns").UID("gc").Role("worker", n).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).BackoffLimit(100000).WithDefaults().Obj()
+	w := newWorld(t, job)
+	w.runAll()
+	for name, p := range w.pods {
+		w.exit(name, 1)
+		p.DeletionTimestamp = new(metav1.NewTime(w.now.Add(time.Minute)))
+		p.DeletionGracePeriodSeconds = new(int64(0))
+	}
+	res := w.step()
+	if len(res.ReleasePods) != maxEndsPerPlan {
+		t.Fatalf("the first plan records %d ends and releases %d pods", maxEndsPerPlan, len(res.ReleasePods))
+	}
+	for i := 0; i < 5 && w.job.Status.Restarts.Total < n; i++ {
+		w.step()
+	}
+	if st := w.job.Status.Restarts; st.Total != n || st.Accountable != n {
+		t.Fatalf("every failure is charged once: %+v", st)
+	}
+	if ts := w.task("worker", n-1); ts.Restarts != 1 {
+		t.Fatalf("the last task: %+v", ts)
 	}
 }
 

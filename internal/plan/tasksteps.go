@@ -81,6 +81,9 @@ func observeRole(c *planContext, role *musterv1.Role, old *musterv1.RoleStatus, 
 		if s.kind == stepEnded {
 			if endsLeft == 0 {
 				s.kind = stepEndLater
+				if s.pod != nil {
+					c.endsLater[s.pod.UID] = true
+				}
 			} else {
 				endsLeft--
 				s.end = classifyEnd(c, s.task, s.pod)
