@@ -116,7 +116,7 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.TrainingJob, 
 	ctrl.LoggerFrom(ctx).V(2).Info("Creating pods", "count", len(pods))
 	now := r.opts.Clock.Now()
 	var mu sync.Mutex
-	var errs []error
+	var errs, held []error
 	created := 0
 	r.podWrites.each(ctx, len(pods), func(i int) {
 		pod := pods[i]
@@ -131,10 +131,16 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.TrainingJob, 
 			podActions.WithLabelValues("create", "ok").Inc()
 		case apierrors.IsAlreadyExists(err):
 			r.expect.createFailed(job.UID, pod.Name)
-			if r.foreign(ctx, job, pod.Name) {
+			switch r.nameHolder(ctx, job, pod) {
+			case heldByOther:
 				r.refused(job, plan.CreateFailure{Object: "pod " + pod.Name, NameTaken: true, Err: err})
+			case heldByEarlier:
+				// An earlier instance the cache no longer shows (or not
+				// yet as deleting) still holds the name: nothing was made,
+				// so the job comes back once it is gone.
+				held = append(held, fmt.Errorf("pod %s: an earlier instance still holds the name", pod.Name))
 			}
-			// Otherwise our cache lagged: the pod is there, as wanted.
+			// heldAsWanted: our cache lagged, the pod is there as wanted.
 		default:
 			r.expect.createFailed(job.UID, pod.Name)
 			podActions.WithLabelValues("create", "error").Inc()
@@ -148,7 +154,9 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.TrainingJob, 
 	if len(errs) > 0 {
 		r.warn(job, musterv1.EventReasonPodCreateFailed, "%d pod creates failed, first: %v", len(errs), errs[0])
 	}
-	return errors.Join(errs...)
+	// A name still held is not a failure to warn of, but the reconcile is
+	// not done: it is retried, with back-off, until the name is free.
+	return errors.Join(append(errs, held...)...)
 }
 
 func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.TrainingJob, dels []plan.PodDeletion) error {
@@ -230,15 +238,38 @@ func (r *Reconciler) scale(ctx context.Context, job *musterv1.TrainingJob, repli
 	return nil
 }
 
-// foreign is whether the pod named name, which a create just found, belongs
-// to someone other than the job. Asked of the API server: the cache holds
-// only the job's own pods.
-func (r *Reconciler) foreign(ctx context.Context, job *musterv1.TrainingJob, name string) bool {
+// holder is who holds the name of a pod a create found taken.
+type holder int
+
+const (
+	// heldAsWanted: the pod the create asked for, made by an earlier
+	// reconcile whose create the cache has yet to show.
+	heldAsWanted holder = iota
+	// heldByEarlier: an earlier instance of the job's (another attempt, or
+	// being deleted), which the plan took for gone.
+	heldByEarlier
+	// heldByOther: a pod the job does not control.
+	heldByOther
+)
+
+// nameHolder says who holds the name of want, whose create found it
+// taken. Asked of the API server: the cache holds only the job's own pods,
+// and not yet, or no longer, the one that holds the name. A pod gone by
+// the time it is read was an earlier instance: it is made again next time.
+func (r *Reconciler) nameHolder(ctx context.Context, job *musterv1.TrainingJob, want *corev1.Pod) holder {
 	pod := &corev1.Pod{}
-	if err := r.opts.APIReader.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: name}, pod); err != nil {
-		return false
+	if err := r.opts.APIReader.Get(ctx, client.ObjectKeyFromObject(want), pod); err != nil {
+		return heldByEarlier
 	}
-	return !metav1.IsControlledBy(pod, job)
+	switch {
+	case !metav1.IsControlledBy(pod, job):
+		return heldByOther
+	case pod.DeletionTimestamp != nil,
+		pod.Labels[musterv1.LabelJobAttempt] != want.Labels[musterv1.LabelJobAttempt],
+		pod.Labels[musterv1.LabelTaskAttempt] != want.Labels[musterv1.LabelTaskAttempt]:
+		return heldByEarlier
+	}
+	return heldAsWanted
 }
 
 // refused keeps a refused create for the job's next plan.

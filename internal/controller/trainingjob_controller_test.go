@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
@@ -271,10 +273,14 @@ func TestFailedCreatesAreReported(t *testing.T) {
 	}
 }
 
-// A pod that already exists is what the operator wanted: no error.
+// A pod whose create finds it already there, made by an earlier reconcile
+// the cache has yet to show, is what the operator wanted: no error.
 func TestCreateOfAnExistingPodIsNotAnError(t *testing.T) {
-	exists := interceptor.Funcs{Create: func(_ context.Context, _ client.WithWatch, obj client.Object, _ ...client.CreateOption) error {
+	exists := interceptor.Funcs{Create: func(ctx context.Context, c client.WithWatch, obj client.Object, o ...client.CreateOption) error {
 		if _, ok := obj.(*corev1.Pod); ok {
+			if err := c.Create(ctx, obj, o...); err != nil {
+				return err
+			}
 			return apierrors.NewAlreadyExists(schema.GroupResource{Resource: "pods"}, obj.GetName())
 		}
 		return nil
@@ -282,6 +288,45 @@ func TestCreateOfAnExistingPodIsNotAnError(t *testing.T) {
 	h := newHarness(t, twoWorkers(), exists, Options{})
 	if _, err := h.reconcile(); err != nil {
 		t.Fatalf("AlreadyExists is not an error: %v", err)
+	}
+}
+
+// A create that finds the name held by an earlier instance the cache does
+// not show (being deleted) made nothing: the reconcile is not done, and is
+// retried, without warning of a failure; nothing is reported as taken.
+func TestCreateOfANameAnEarlierInstanceHoldsIsNotDone(t *testing.T) {
+	job := twoWorkers()
+	hidden := interceptor.Funcs{List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, o ...client.ListOption) error {
+		if err := c.List(ctx, list, o...); err != nil {
+			return err
+		}
+		if pods, ok := list.(*corev1.PodList); ok {
+			pods.Items = slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return p.DeletionTimestamp != nil })
+		}
+		return nil
+	}}
+	h := newHarness(t, job, hidden, Options{})
+	for i := range 2 {
+		old := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{
+			Name: fmt.Sprintf("j-worker-%d", i), Namespace: "ns", Finalizers: []string{musterv1.FinalizerTracking},
+			Labels:          map[string]string{musterv1.LabelJobName: "j", musterv1.LabelJobAttempt: "0", musterv1.LabelTaskAttempt: "1"},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, musterv1.GroupVersion.WithKind("TrainingJob"))},
+		}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "x"}}}}
+		if err := h.c.Create(context.Background(), old); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.c.Delete(context.Background(), old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := h.reconcile()
+	if err == nil || !strings.Contains(err.Error(), "an earlier instance still holds the name") {
+		t.Fatalf("want the reconcile to fail on the held names, got %v", err)
+	}
+	for _, e := range h.events() {
+		if strings.Contains(e, string(musterv1.EventReasonPodCreateFailed)) || strings.Contains(e, string(musterv1.ReasonNameTaken)) {
+			t.Fatalf("a held name is neither a failure nor taken: %s", e)
+		}
 	}
 }
 
