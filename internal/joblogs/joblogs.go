@@ -7,7 +7,9 @@ package joblogs
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,6 +25,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/text"
 )
 
 // DefaultMaxStreams bounds the log streams open at once when Options does
@@ -391,15 +394,43 @@ func (f *follower) stream(ctx context.Context, pod *corev1.Pod, initial bool, em
 	base := Line{Pod: pod.Name, UID: pod.UID, Role: pod.Labels[musterv1.LabelRole]}
 	base.Index, _ = strconv.Atoi(pod.Labels[musterv1.LabelTaskIndex])
 	base.TaskAttempt, _ = strconv.Atoi(pod.Labels[musterv1.LabelTaskAttempt])
-	sc := bufio.NewScanner(rc)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
+	return eachLine(rc, func(text string) {
 		l := base
-		l.Time, l.Text = splitTimestamp(sc.Text())
+		l.Time, l.Text = splitTimestamp(text)
 		l.Removed = f.removed(l)
 		emit(l)
+	})
+}
+
+// maxLineBytes bounds one line of a log. A progress bar that redraws
+// itself with \r and never ends its line makes one line of everything it
+// prints: such a line is cut, and the stream goes on after it.
+const maxLineBytes = 1 << 20
+
+// eachLine calls fn with each line of r, without its line ending; a line
+// longer than maxLineBytes is cut to that, between characters, marked.
+func eachLine(r io.Reader, fn func(string)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		// One byte past the bound tells a cut line from one that fits.
+		line = append(line, frag[:min(len(frag), maxLineBytes+1-len(line))]...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if len(line) > 0 {
+			fn(text.Head(strings.TrimRight(string(line), "\r\n"), maxLineBytes))
+		}
+		line = line[:0]
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			return nil
+		default:
+			return err
+		}
 	}
-	return sc.Err()
 }
 
 // splitTimestamp takes the RFC 3339 timestamp the API server puts before
