@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -18,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -140,13 +142,14 @@ func (o *Options) Run(ctx context.Context) error {
 	p := progress.New(o.IOStreams, o.factory.Clock())
 	var verdict error
 	var last string
+	var seen *musterv1.TrainingJob
 	err := cmdutil.WatchJob(wait, o.Client, o.Namespace, o.Name, func(job *musterv1.TrainingJob) bool {
 		if job == nil {
 			verdict = fmt.Errorf("%s was deleted, and its TensorBoard with it", cmdutil.Ref(o.Name))
 			return true
 		}
 		ready, msg, err := o.check(job)
-		verdict, last = err, msg
+		verdict, last, seen = err, msg, job
 		if !ready && err == nil {
 			p.Set("waiting for the TensorBoard of %s: %s", cmdutil.Ref(o.Name), msg)
 		}
@@ -164,7 +167,7 @@ func (o *Options) Run(ctx context.Context) error {
 	case ctx.Err() != nil:
 		return nil
 	}
-	pod, err := o.readyPod(ctx)
+	pod, err := o.readyPod(ctx, seen)
 	if err != nil {
 		return err
 	}
@@ -198,16 +201,38 @@ func (o *Options) check(job *musterv1.TrainingJob) (bool, string, error) {
 	return false, c.Message, nil
 }
 
-// readyPod is a ready pod of the job's TensorBoard.
-func (o *Options) readyPod(ctx context.Context) (*corev1.Pod, error) {
-	pods, err := o.Kube.CoreV1().Pods(o.Namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: objects.LabelTensorBoard + "=" + o.Name})
+// readyPod is a ready pod of the job's TensorBoard: one that a ReplicaSet
+// of the job's TensorBoard Deployment controls. The label alone would do
+// for the operator's pods, but anyone who may make a pod in the namespace
+// may give one that label, and the forward would take the user to it.
+func (o *Options) readyPod(ctx context.Context, job *musterv1.TrainingJob) (*corev1.Pod, error) {
+	name := objects.TensorBoardName(job)
+	dep, err := o.Kube.AppsV1().Deployments(o.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading the TensorBoard Deployment %s of %s: %w", name, cmdutil.Ref(o.Name), err)
+	}
+	if !metav1.IsControlledBy(dep, job) {
+		return nil, fmt.Errorf("the Deployment %s is not the TensorBoard of %s: the operator does not control it", name, cmdutil.Ref(o.Name))
+	}
+	selector := metav1.ListOptions{LabelSelector: objects.LabelTensorBoard + "=" + o.Name}
+	sets, err := o.Kube.AppsV1().ReplicaSets(o.Namespace).List(ctx, selector)
+	if err != nil {
+		return nil, fmt.Errorf("listing the TensorBoard ReplicaSets of %s: %w", cmdutil.Ref(o.Name), err)
+	}
+	ours := map[types.UID]bool{}
+	for i := range sets.Items {
+		if metav1.IsControlledBy(&sets.Items[i], dep) {
+			ours[sets.Items[i].UID] = true
+		}
+	}
+	pods, err := o.Kube.CoreV1().Pods(o.Namespace).List(ctx, selector)
 	if err != nil {
 		return nil, fmt.Errorf("listing the TensorBoard pods of %s: %w", cmdutil.Ref(o.Name), err)
 	}
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		if pod.DeletionTimestamp == nil && podReady(pod) {
+		owner := metav1.GetControllerOf(pod)
+		if owner != nil && ours[owner.UID] && pod.DeletionTimestamp == nil && podReady(pod) {
 			return pod, nil
 		}
 	}
@@ -223,11 +248,17 @@ func podReady(pod *corev1.Pod) bool {
 	return false
 }
 
+// netJoin is the URL host of the local end of the forward: an address
+// that listens on every interface is reached on loopback, and an IPv6
+// address is bracketed.
 func netJoin(address string, port uint16) string {
-	if address == "0.0.0.0" || address == "" {
+	switch address {
+	case "0.0.0.0", "":
 		address = "127.0.0.1"
+	case "::":
+		address = "::1"
 	}
-	return address + ":" + strconv.Itoa(int(port))
+	return net.JoinHostPort(address, strconv.Itoa(int(port)))
 }
 
 // apiServerForwarder forwards through the API server's pods/portforward,

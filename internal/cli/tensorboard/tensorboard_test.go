@@ -6,9 +6,11 @@ import (
 	"sync"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -20,7 +22,7 @@ import (
 )
 
 func job(reason string, status metav1.ConditionStatus) *musterv1.TrainingJob {
-	j := testutil.MakeJob("pet", "team").Role("worker", 1).TensorBoard("", -1).Obj()
+	j := testutil.MakeJob("pet", "team").UID("pet-uid").Role("worker", 1).TensorBoard("", -1).Obj()
 	if reason != "" {
 		apimeta.SetStatusCondition(&j.Status.Conditions, metav1.Condition{Type: string(musterv1.ConditionTensorBoardReady),
 			Status: status, Reason: reason, Message: "message of " + reason})
@@ -28,8 +30,21 @@ func job(reason string, status metav1.ConditionStatus) *musterv1.TrainingJob {
 	return j
 }
 
+// tensorBoard is the Deployment the operator makes for the job, and its
+// ReplicaSet, whose pods pod makes.
+func tensorBoard() []runtime.Object {
+	j := job("", "")
+	dep := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: objects.TensorBoardName(j), Namespace: "team", UID: "dep-uid",
+		OwnerReferences: []metav1.OwnerReference{objects.OwnerReference(j)}}}
+	rs := &appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Name: objects.TensorBoardName(j) + "-5d8f", Namespace: "team", UID: "rs-uid",
+		Labels:          map[string]string{objects.LabelTensorBoard: "pet"},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(dep, appsv1.SchemeGroupVersion.WithKind("Deployment"))}}}
+	return []runtime.Object{dep, rs}
+}
+
 func pod(name string, ready bool) *corev1.Pod {
-	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team", Labels: map[string]string{objects.LabelTensorBoard: "pet"}}}
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team", Labels: map[string]string{objects.LabelTensorBoard: "pet"},
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "pet-tensorboard-5d8f", UID: "rs-uid", Controller: new(true)}}}}
 	status := corev1.ConditionFalse
 	if ready {
 		status = corev1.ConditionTrue
@@ -61,13 +76,29 @@ func (f *forwarder) forwardedTo() string {
 // A ready TensorBoard is forwarded to through its ready pod.
 func TestForwardsToTheReadyPod(t *testing.T) {
 	fw := &forwarder{}
-	f := clitest.NewFactory(clitest.Options{}, job(string(musterv1.ReasonReady), metav1.ConditionTrue), pod("pet-tb-a", false), pod("pet-tb-b", true))
+	// A pod anyone labelled as the TensorBoard is not forwarded to.
+	impostor := pod("pet-tb-0", true)
+	impostor.OwnerReferences = nil
+	objs := append(tensorBoard(), job(string(musterv1.ReasonReady), metav1.ConditionTrue), impostor, pod("pet-tb-a", false), pod("pet-tb-b", true))
+	f := clitest.NewFactory(clitest.Options{}, objs...)
 	r := clitest.Run(t, NewCmdForwarding(fw.forward), f, "pet", "--port", "7007")
 	if r.Error != nil {
 		t.Fatalf("error %v\nstderr %s", r.Error, r.Err)
 	}
 	if fw.forwardedTo() != "pet-tb-b" || r.Out != "TensorBoard of trainingjob.muster.dev/pet: http://127.0.0.1:7007\n" {
 		t.Fatalf("forwarded to %q, out %q", fw.forwardedTo(), r.Out)
+	}
+}
+
+// The printed URL reaches the forward's local end, IPv6 too.
+func TestNetJoin(t *testing.T) {
+	for address, want := range map[string]string{
+		"": "127.0.0.1:6006", "0.0.0.0": "127.0.0.1:6006", "10.0.0.5": "10.0.0.5:6006",
+		"::": "[::1]:6006", "::1": "[::1]:6006", "fd00::5": "[fd00::5]:6006",
+	} {
+		if got := netJoin(address, 6006); got != want {
+			t.Errorf("netJoin(%q) = %q, want %q", address, got, want)
+		}
 	}
 }
 
@@ -82,7 +113,7 @@ func TestWaitsForTheTensorBoard(t *testing.T) {
 			close(watching)
 			return w, err
 		},
-	}}, job(string(musterv1.ReasonStarting), metav1.ConditionFalse), pod("pet-tb", true))
+	}}, append(tensorBoard(), job(string(musterv1.ReasonStarting), metav1.ConditionFalse), pod("pet-tb", true))...)
 	updated := make(chan error, 1)
 	go func() {
 		<-watching
