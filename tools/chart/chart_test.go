@@ -167,7 +167,7 @@ func TestDefaultsInstallConfigProduction(t *testing.T) {
 	want := readConfig(t,
 		"config/rbac/role.yaml", "config/rbac/role_binding.yaml", "config/rbac/service_account.yaml",
 		"config/rbac/leader_election_role.yaml", "config/rbac/metrics_reader_role.yaml",
-		"config/manager/manager.yaml", "config/manager/lease.yaml", "config/manager/metrics_service.yaml",
+		"config/manager/manager.yaml", "config/manager/pdb.yaml", "config/manager/lease.yaml", "config/manager/metrics_service.yaml",
 		"config/webhook/webhooks.yaml", "config/webhook/service.yaml", "config/webhook/secret.yaml")
 	if g, w := ids(got), ids(want); !slices.Equal(g, w) {
 		t.Fatalf("the chart renders\n  %s\nconfig/production has\n  %s", strings.Join(g, "\n  "), strings.Join(w, "\n  "))
@@ -200,6 +200,9 @@ func TestDefaultsInstallConfigProduction(t *testing.T) {
 		if strings.HasPrefix(a, "--namespaces") || strings.HasPrefix(a, "--gang-backend-enable") || a == "--kueue-enable" {
 			t.Errorf("by default the operator gets no %s", a)
 		}
+	}
+	if w := deployment(t, find(want, "Deployment muster-system/muster-operator")).Template.Spec.TopologySpreadConstraints; !reflect.DeepEqual(spec.Template.Spec.TopologySpreadConstraints, w) {
+		t.Errorf("the replicas spread as %+v; config/manager spreads them as %+v", spec.Template.Spec.TopologySpreadConstraints, w)
 	}
 	if len(c.VolumeMounts) != 1 || len(spec.Template.Spec.Volumes) != 1 || spec.Template.Spec.Volumes[0].Secret.SecretName != "muster-webhook-cert" {
 		t.Errorf("the webhook's certificate Secret is not mounted: %+v %+v", c.VolumeMounts, spec.Template.Spec.Volumes)
@@ -568,6 +571,7 @@ type deploymentSpec struct {
 					SecretName string `json:"secretName"`
 				} `json:"secret"`
 			} `json:"volumes"`
+			TopologySpreadConstraints []any `json:"topologySpreadConstraints"`
 		} `json:"spec"`
 	} `json:"template"`
 }
