@@ -163,6 +163,7 @@ const (
 	EventReasonGangCreateFailed     EventReason = "GangCreateFailed"
 	EventReasonTensorBoardFailed    EventReason = "TensorBoardCreateFailed"
 	EventReasonTTLExpired           EventReason = "TTLExpired"
+	EventReasonPodLabelsChanged     EventReason = "PodLabelsChanged"
 )
 
 // EndedEventReason is the reason of the Event that records a job's end

@@ -231,17 +231,22 @@ type TaskStatus struct {
 	// state of the task.
 	// +optional
 	State TaskState `json:"state,omitempty"`
-	// pod is the name of the task's pod, <job>-<role>-<index>; set on the
-	// entries of a single task.
+	// pod is the name of the task's pod, <job>-<role>-<index>. Muster no
+	// longer writes it (the name follows from the job, role and index); it
+	// may be set in a status an earlier version wrote.
 	// +kubebuilder:validation:MaxLength=253
 	// +optional
 	Pod string `json:"pod,omitempty"`
-	// podUID is the UID of the pod instance a restart ended, while that
-	// pod is still there. A running or pending task's pod is the one its
-	// name finds.
+	// podUID was the UID of the pod instance a restart ended. Muster no
+	// longer writes it: a task being restarted keeps its ended instance's
+	// number in attempts instead, and a task's pod is the one its name
+	// finds. It may be set in a status an earlier version wrote.
 	// +optional
 	PodUID types.UID `json:"podUID,omitempty"`
-	// attempts is the number of pods made for this task so far.
+	// attempts is the instance number of the task's pod (its
+	// muster.dev/task-attempt label): the one that runs, or last ran. A task
+	// being restarted keeps its ended pod's until the replacement runs or
+	// ends.
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
 	// restarts is the number of times the task's pod was replaced.

@@ -6,6 +6,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/muster-dev/muster/internal/plan"
 )
 
 // expectations remembers the pod creates and deletes, and the Service
@@ -26,6 +28,9 @@ type expectations struct {
 type jobExpectations struct {
 	creates map[string]createExpectation // by pod name
 	deletes map[types.UID]time.Time      // pod UID -> when deleted
+	// leaves are pods the cache shows that the API server no longer has
+	// (confirmPods): met once the cache lets them go.
+	leaves map[types.UID]time.Time
 	// service is when the job's Service was created; zero once the cache
 	// shows it. It does not hold the job back: a job with no pods to make
 	// yet (suspended, queued, held) plans again as soon as its own status
@@ -51,7 +56,7 @@ func newExpectations(timeout time.Duration) *expectations {
 func (e *expectations) get(job types.UID) *jobExpectations {
 	j := e.jobs[job]
 	if j == nil {
-		j = &jobExpectations{creates: map[string]createExpectation{}, deletes: map[types.UID]time.Time{}}
+		j = &jobExpectations{creates: map[string]createExpectation{}, deletes: map[types.UID]time.Time{}, leaves: map[types.UID]time.Time{}}
 		e.jobs[job] = j
 	}
 	return j
@@ -98,6 +103,7 @@ func (e *expectations) podSeen(job types.UID, name string, uid types.UID, gone b
 	}
 	if gone {
 		delete(j.deletes, uid)
+		delete(j.leaves, uid)
 	}
 	e.dropIfEmpty(job, j)
 }
@@ -106,6 +112,21 @@ func (e *expectations) expectDelete(job types.UID, pod types.UID, now time.Time)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.get(job).deletes[pod] = now
+}
+
+// expectView expects the cache to show the pod instances the API server
+// has and it does not (appear), and to let go of those it shows and the
+// API server no longer has (leave).
+func (e *expectations) expectView(job types.UID, appear []plan.PodRef, leave []types.UID, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	j := e.get(job)
+	for _, p := range appear {
+		j.creates[p.Name] = createExpectation{since: now, uid: p.UID}
+	}
+	for _, uid := range leave {
+		j.leaves[uid] = now
+	}
 }
 
 func (e *expectations) deleteFailed(job types.UID, pod types.UID) {
@@ -140,7 +161,7 @@ func (e *expectations) serviceExists(job types.UID, cached bool, now time.Time) 
 
 // dropIfEmpty forgets a job that expects nothing any more.
 func (e *expectations) dropIfEmpty(job types.UID, j *jobExpectations) {
-	if len(j.creates) == 0 && len(j.deletes) == 0 && j.service.IsZero() {
+	if len(j.creates) == 0 && len(j.deletes) == 0 && len(j.leaves) == 0 && j.service.IsZero() {
 		delete(e.jobs, job)
 	}
 }
@@ -164,6 +185,9 @@ func (e *expectations) pruneExpired(now time.Time) {
 			open = open || live(c.since)
 		}
 		for _, since := range j.deletes {
+			open = open || live(since)
+		}
+		for _, since := range j.leaves {
 			open = open || live(since)
 		}
 		if !open {
@@ -205,6 +229,17 @@ func (e *expectations) satisfied(job types.UID, pods []*corev1.Pod, now time.Tim
 		}
 		return true
 	}
+	j.meet(byName, byUID, pending)
+	if len(j.creates) == 0 && len(j.deletes) == 0 && len(j.leaves) == 0 {
+		e.dropIfEmpty(job, j)
+		return true, 0
+	}
+	return false, wait
+}
+
+// meet drops the expectations the cached pods meet, and those no longer
+// pending.
+func (j *jobExpectations) meet(byName map[string]*corev1.Pod, byUID map[types.UID]*corev1.Pod, pending func(time.Time) bool) {
 	for name, c := range j.creates {
 		if p := byName[name]; (p != nil && (c.uid == "" || p.UID == c.uid)) || !pending(c.since) {
 			delete(j.creates, name)
@@ -215,9 +250,9 @@ func (e *expectations) satisfied(job types.UID, pods []*corev1.Pod, now time.Tim
 			delete(j.deletes, uid)
 		}
 	}
-	if len(j.creates) == 0 && len(j.deletes) == 0 {
-		e.dropIfEmpty(job, j)
-		return true, 0
+	for uid, since := range j.leaves {
+		if byUID[uid] == nil || !pending(since) {
+			delete(j.leaves, uid)
+		}
 	}
-	return false, wait
 }

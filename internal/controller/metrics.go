@@ -31,6 +31,10 @@ var (
 		Name: "muster_expectation_waits_total",
 		Help: "Reconciles that waited for the cache to show the operator's own pod writes.",
 	})
+	cacheWaits = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "muster_pod_cache_waits_total",
+		Help: "Plans not acted on because the operator's pod cache showed other pods than the API server (after a start or a take-over, or a pod's labels changed).",
+	})
 	// The three stages a write of the operator's goes through, timed, so
 	// that a slow replacement says whether it waited for a slot, for the
 	// API server, or for the status write before it.
@@ -55,6 +59,6 @@ var (
 var latencyBuckets = prometheus.ExponentialBuckets(0.001, 2, 15)
 
 func init() {
-	metrics.Registry.MustRegister(podActions, taskRestarts, jobsFinished, statusWrites, statusDeferred, expectationWaits, jobs,
+	metrics.Registry.MustRegister(podActions, taskRestarts, jobsFinished, statusWrites, statusDeferred, expectationWaits, cacheWaits, jobs,
 		podWriteWaits, podWriteDurations, statusWriteDurations)
 }

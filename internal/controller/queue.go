@@ -26,15 +26,22 @@ type queued struct {
 	// (its pod sets' counts and queue), computed once per reconcile.
 	matches    bool
 	placements map[string]kueue.Placement
+	// left: the job's queue-name label was removed; its Workload is
+	// finished, so it holds no quota for a job that no longer waits for
+	// it.
+	left bool
 }
 
 // observeQueue reads the Workload of a job in a Kueue LocalQueue. A job
 // without the queue-name label, or an operator without Kueue, has none.
 func (r *Reconciler) observeQueue(ctx context.Context, job *musterv1.TrainingJob) (*plan.Admission, *queued, error) {
-	if !r.opts.Kueue || kueue.QueueName(job) == "" {
+	if !r.opts.Kueue {
 		return nil, nil, nil
 	}
 	name := kueue.WorkloadName(job)
+	if kueue.QueueName(job) == "" {
+		return nil, r.leftQueue(ctx, job, name), nil
+	}
 	in := &plan.Admission{Queue: kueue.QueueName(job), Workload: name}
 	wl := &unstructured.Unstructured{}
 	wl.SetGroupVersionKind(kueue.WorkloadKind)
@@ -77,6 +84,22 @@ func (r *Reconciler) observeQueue(ctx context.Context, job *musterv1.TrainingJob
 	return in, q, nil
 }
 
+// leftQueue is the Workload of a job whose queue-name label was removed,
+// while it is not finished yet; nil for a job that never had one. An error
+// reading it (but NotFound) is taken for none: the next reconcile sees it.
+func (r *Reconciler) leftQueue(ctx context.Context, job *musterv1.TrainingJob, name string) *queued {
+	wl := &unstructured.Unstructured{}
+	wl.SetGroupVersionKind(kueue.WorkloadKind)
+	if err := r.client.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: name}, wl); err != nil || !metav1.IsControlledBy(wl, job) {
+		return nil
+	}
+	st := kueue.Observe(wl)
+	if st.Finished {
+		return nil
+	}
+	return &queued{workload: wl, state: st, matches: true, left: true}
+}
+
 func (r *Reconciler) flavors(ctx context.Context) (map[string]*unstructured.Unstructured, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(kueue.ResourceFlavorKind.GroupVersion().WithKind("ResourceFlavorList"))
@@ -98,7 +121,7 @@ func (r *Reconciler) syncQueue(ctx context.Context, job *musterv1.TrainingJob, q
 	}
 	st := &res.Status
 	js := kueue.JobState{Finished: st.Finished(), Failed: st.IsTrue(musterv1.ConditionFailed),
-		Running: st.IsTrue(musterv1.ConditionRunning), Active: active(pods)}
+		Running: st.IsTrue(musterv1.ConditionRunning), Active: active(pods), LeftQueue: q.left}
 	if st.Completion != nil {
 		js.Message = st.Completion.Message
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -26,7 +27,18 @@ import (
 type throughputReader struct {
 	cs   kubernetes.Interface
 	http *http.Client
+	// deadline bounds a whole sample; zero is sampleDeadline.
+	deadline time.Duration
 }
+
+// A sample reads its pods sampleReads at a time, and within sampleDeadline
+// in all: it runs inside the job's reconcile, and a job of 500 pods read
+// one after another, each up to its own timeout, would hold a worker for
+// minutes.
+const (
+	sampleDeadline = 10 * time.Second
+	sampleReads    = 16
+)
 
 // Read returns the newest sample the pods reported since since, or nil.
 func (t *throughputReader) Read(ctx context.Context, m musterv1.ThroughputMetric, pods []*corev1.Pod, since time.Time) (*float64, error) {
@@ -39,13 +51,36 @@ func (t *throughputReader) Read(ctx context.Context, m musterv1.ThroughputMetric
 		// webhook is told so in the autoscaler's status.
 		return nil, fmt.Errorf("spec.scaling.autoscaling.metric.logRegex: %w", err)
 	}
-	var newest *float64
-	for _, pod := range pods {
-		if v := t.readLog(ctx, pod, re, since); v != nil {
-			newest = v // the job-wide rate comes from one rank; any pod's newest line will do
+	values := make([]*float64, len(pods))
+	t.eachPod(ctx, len(pods), func(ctx context.Context, i int) { values[i] = t.readLog(ctx, pods[i], re, since) })
+	// The job-wide rate comes from one rank: the first pod's that logged
+	// one will do.
+	for _, v := range values {
+		if v != nil {
+			return v, nil
 		}
 	}
-	return newest, nil
+	return nil, nil
+}
+
+// eachPod runs read for pods 0..n-1, sampleReads at a time, and reports
+// whether every read had its whole time: false when the sample's deadline
+// cut one short.
+func (t *throughputReader) eachPod(ctx context.Context, n int, read func(ctx context.Context, i int)) bool {
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(t.deadline, sampleDeadline))
+	defer cancel()
+	var g errgroup.Group
+	g.SetLimit(sampleReads)
+	for i := range n {
+		g.Go(func() error {
+			if ctx.Err() == nil {
+				read(ctx, i)
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return ctx.Err() == nil
 }
 
 // readLog reads what pod logged since since, bounded in time and size so
@@ -96,39 +131,52 @@ func lastMatch(r io.Reader, re *regexp.Regexp) *float64 {
 	return out
 }
 
-// scrape sums a gauge over the pods' metrics endpoints.
+// scrape sums a gauge over the pods' metrics endpoints. A pod that does
+// not answer is left out of the sum; a sample its deadline cut short is no
+// sample, since the sum would be short of the pods not read yet.
 func (t *throughputReader) scrape(ctx context.Context, e *musterv1.MetricEndpoint, pods []*corev1.Pod) (*float64, error) {
+	values := make([]*float64, len(pods))
+	complete := t.eachPod(ctx, len(pods), func(ctx context.Context, i int) { values[i] = t.scrapeOne(ctx, e, pods[i]) })
+	if !complete {
+		return nil, fmt.Errorf("scraping %d pods took over %s: no sample this time", len(pods), cmp.Or(t.deadline, sampleDeadline))
+	}
 	var sum float64
 	found := false
-	for _, pod := range pods {
-		if pod.Status.PodIP == "" {
-			continue
-		}
-		// Built as a URL, never as a string: the path cannot name another
-		// host (admission also allows only a plain absolute path).
-		u := url.URL{Scheme: "http", Host: net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(e.Port))), Path: cmp.Or(e.Path, "/metrics")}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-		if err != nil {
-			return nil, err
-		}
-		resp, err := t.http.Do(req)
-		if err != nil {
-			continue
-		}
-		var v float64
-		ok := false
-		if resp.StatusCode == http.StatusOK {
-			v, ok = gauge(io.LimitReader(resp.Body, maxReadBytes), e.Name)
-		}
-		_ = resp.Body.Close()
-		if ok {
-			sum, found = sum+v, true
+	for _, v := range values {
+		if v != nil {
+			sum, found = sum+*v, true
 		}
 	}
 	if !found {
 		return nil, nil
 	}
 	return &sum, nil
+}
+
+// scrapeOne reads the gauge from one pod's endpoint, or nil.
+func (t *throughputReader) scrapeOne(ctx context.Context, e *musterv1.MetricEndpoint, pod *corev1.Pod) *float64 {
+	if pod.Status.PodIP == "" {
+		return nil
+	}
+	// Built as a URL, never as a string: the path cannot name another
+	// host (admission also allows only a plain absolute path).
+	u := url.URL{Scheme: "http", Host: net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(e.Port))), Path: cmp.Or(e.Path, "/metrics")}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil
+	}
+	resp, err := t.http.Do(req)
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil
+	}
+	if v, ok := gauge(io.LimitReader(resp.Body, maxReadBytes), e.Name); ok {
+		return &v
+	}
+	return nil
 }
 
 // gauge reads a metric's value from Prometheus text format, summing its

@@ -126,3 +126,40 @@ func TestScrapeIsBounded(t *testing.T) {
 		t.Fatalf("a sample past the first %d bytes was read: %v, %v", maxReadBytes, got, err)
 	}
 }
+
+// A sample reads its pods side by side and within one deadline: 32 pods
+// whose endpoints never answer take about one client timeout, not 32; and
+// a sample its deadline cuts short is no sample (a sum short of pods would
+// read as a drop in throughput).
+func TestSampleReadsPodsSideBySideWithinADeadline(t *testing.T) {
+	release := make(chan struct{})
+	stalled := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { <-release }))
+	defer stalled.Close()
+	defer close(release)
+	u, _ := url.Parse(stalled.URL)
+	host, port, _ := net.SplitHostPort(u.Host)
+	n, _ := strconv.Atoi(port)
+	e := &musterv1.MetricEndpoint{Port: int32(n), Name: "samples"}
+	pods := make([]*corev1.Pod, 2*sampleReads)
+	for i := range pods {
+		pods[i] = &corev1.Pod{Status: corev1.PodStatus{PodIP: host}}
+	}
+
+	start := time.Now()
+	got, err := (&throughputReader{http: newMetricsClient()}).scrape(context.Background(), e, pods)
+	if err != nil || got != nil {
+		t.Fatalf("pods that never answer give no sample: %v, %v", got, err)
+	}
+	if took := time.Since(start); took > 8*time.Second {
+		t.Fatalf("%d stalled pods took %s: read one after another", len(pods), took)
+	}
+
+	start = time.Now()
+	got, err = (&throughputReader{http: newMetricsClient(), deadline: 500 * time.Millisecond}).scrape(context.Background(), e, pods)
+	if err == nil || got != nil {
+		t.Fatalf("a sample cut short by its deadline: %v, %v", got, err)
+	}
+	if took := time.Since(start); took > 1500*time.Millisecond {
+		t.Fatalf("the sample outlived its deadline: %s", took)
+	}
+}

@@ -107,6 +107,9 @@ type Reconciler struct {
 	progress *pendingProgress
 	// podWrites caps the pod writes in flight.
 	podWrites *podWrites
+	// confirmed are the jobs whose pods this process has listed from the
+	// API server since it started (confirm.go).
+	confirmed *confirmedJobs
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -116,7 +119,7 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options)
 	opts.defaults(c)
 	return &Reconciler{client: c, recorder: recorder, opts: opts, expect: newExpectations(opts.ExpectationTimeout),
 		failures: map[types.NamespacedName]refusals{}, progress: newPendingProgress(opts.StatusBatch),
-		podWrites: newPodWrites(opts.CreateWorkers)}
+		podWrites: newPodWrites(opts.CreateWorkers), confirmed: &confirmedJobs{jobs: map[types.NamespacedName]bool{}}}
 }
 
 // +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs,verbs=get;list;watch;patch;delete
@@ -135,6 +138,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.takeFailures(req.NamespacedName, nil)
 			r.progress.forget(req.NamespacedName)
+			r.confirmed.forget(req.NamespacedName)
 			r.expect.pruneExpired(r.opts.Clock.Now())
 			return ctrl.Result{}, r.releaseOrphans(ctx, req.NamespacedName)
 		}
@@ -177,6 +181,11 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now),
 		CreateFailures: r.takeFailures(req.NamespacedName, job), Gang: gangIn, Admission: admission, TensorBoard: tensorBoard})
+	if behind, err := r.cacheBehind(ctx, job, pods, &res, now); err != nil || behind {
+		// The pod events the cache takes in bring the job back; the
+		// requeue is for a cache that shows nothing new.
+		return ctrl.Result{RequeueAfter: time.Second}, err
+	}
 	before := job.Status.DeepCopy()
 	written, releaseErr, err := r.settle(ctx, job, &res, before, now)
 	if err != nil {

@@ -58,7 +58,7 @@
 //	   |            |                    |                  |
 //	   +-- gone -- Restarting          Failed            Succeeded   (final)
 //
-// A restart is written (Restarting, with the ended pod's UID) before that
+// A restart is written (Restarting, with the ended pod's number) before that
 // pod is deleted, and the replacement is created only once it is gone, so a
 // task never has two pods. A scale-down marks the tasks it removes
 // deletionPending before deleting their pods; they never count again. A

@@ -79,6 +79,41 @@ type Result struct {
 	ReleaseAtOnce []PodRef
 	// TensorBoard is what to do with the job's TensorBoard, or nothing.
 	TensorBoard TensorBoardAction
+	// Ended are the pod instances whose end this plan counted, in task
+	// order.
+	Ended []PodEnd
+}
+
+// PodEnd is one pod instance whose end a plan counted.
+//
+// A vanished one is a task whose pod the plan did not find. The pods a
+// plan is given may be older than the status it starts from (an operator
+// that has just started or taken over reads both from caches that fill
+// apart), so a missing pod may only not be there yet: the controller
+// confirms every vanished pod with the API server before it writes such a
+// plan, as Kubernetes' Job controller confirms a pod's disappearance before
+// it counts it.
+type PodEnd struct {
+	Name string
+	// UID is the ended instance's, or empty when it vanished.
+	UID types.UID
+	// Attempt is which instance of its task it was (the task-attempt
+	// label).
+	Attempt int32
+}
+
+// Vanished is whether the pod's end is that it was not found.
+func (e PodEnd) Vanished() bool { return e.UID == "" }
+
+// Vanished are the ends of pods this plan did not find.
+func (r Result) Vanished() []PodEnd {
+	var out []PodEnd
+	for _, e := range r.Ended {
+		if e.Vanished() {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // PodRef names one pod instance.
@@ -206,7 +241,7 @@ func finalize(c *planContext, status *musterv1.TrainingJobStatus, out Result) Re
 	// The summary replaces each role's task list, so the roles need copying
 	// and nothing else does.
 	out.Status.Roles = slices.Clone(status.Roles)
-	summarizeTasks(c.pods, &out.Status)
+	summarizeTasks(&out.Status)
 	return out
 }
 

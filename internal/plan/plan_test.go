@@ -38,17 +38,21 @@ func newWorld(t *testing.T, job *musterv1.TrainingJob) *world {
 	return &world{t: t, job: job, pods: map[string]*corev1.Pod{}, now: time.Unix(1000, 0), slow: map[string]bool{}}
 }
 
-func (w *world) plan() Result {
+func (w *world) plan() Result { return w.planOn(w.pods) }
+
+// planOn plans on pods as a cache shows them: the world's own, or what
+// they were a while ago.
+func (w *world) planOn(view map[string]*corev1.Pod) Result {
 	summarizeStatus = !w.full
 	defer func() { summarizeStatus = true }()
-	pods := w.podList()
+	pods := podList(view)
 	res := Plan(Input{Job: w.job.DeepCopy(), Pods: pods, HasService: true, Now: w.now})
 	// The operator gives Plan its cache's own pods, not copies: a plan
 	// must leave them as they were.
 	for _, p := range pods {
 		// reflect, not the semantic equality: a quantity whose cached
 		// string a plan filled in changed too, and the cache is shared.
-		if !reflect.DeepEqual(p, w.pods[p.Name]) {
+		if !reflect.DeepEqual(p, view[p.Name]) {
 			w.t.Fatalf("the plan changed the pod %s it was given", p.Name)
 		}
 	}
@@ -56,12 +60,14 @@ func (w *world) plan() Result {
 }
 
 // podList is a copy of the world's pods, as a cache would list them.
-func (w *world) podList() []*corev1.Pod {
-	pods := make([]*corev1.Pod, 0, len(w.pods))
-	for _, p := range w.pods {
-		pods = append(pods, p.DeepCopy())
+func (w *world) podList() []*corev1.Pod { return podList(w.pods) }
+
+func podList(pods map[string]*corev1.Pod) []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, p.DeepCopy())
 	}
-	return pods
+	return out
 }
 
 // step plans, writes status and acts, like one reconcile.

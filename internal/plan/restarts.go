@@ -99,7 +99,7 @@ func (a *applier) applyRoleRestarts() {
 			if pod == nil {
 				continue
 			}
-			if !isEnded(t, pod.UID) {
+			if !isEnded(t, pod) {
 				// Record which instance goes, so a crash before the delete
 				// still deletes it on the next reconcile.
 				t.LastExit = &musterv1.ExitStatus{PodUID: pod.UID, Reason: musterv1.ExitReasonRoleRestarted, Message: why, FinishedAt: new(a.c.now)}

@@ -54,15 +54,19 @@ func simJobs() map[string]*musterv1.TrainingJob {
 // crashes (between deciding and writing, and between writing and acting)
 // and rescales, seeded so that a failure replays, and checks invariants
 // after every step:
-//   - the planner never creates a pod whose name a pod still holds, so a
-//     task never has two pods;
+//   - the planner never creates a pod whose name a pod it sees still
+//     holds, so a task never has two pods;
 //   - restart, retry and attempt counters never go down;
 //   - accountable restarts never exceed the backoff limit;
 //   - a finished job stays finished and never creates a pod;
-//   - the same input always gives the same plan.
+//   - the same input always gives the same plan;
+//   - a pod's end is counted once at most, and only once it has ended:
+//     never while it runs.
 //
-// A crash can also cut a forced delete half way (applyCut), and a plan
-// that only shows progress may go unwritten (the operator's status batch).
+// A crash can also cut a forced delete half way (applyCut), a plan that
+// only shows progress may go unwritten (the operator's status batch), and
+// an operator may start with a pod cache older than the status it reads
+// (see confirm).
 func TestSimulation(t *testing.T) {
 	for name, job := range simJobs() {
 		for seed := uint64(1); seed <= 25; seed++ {
@@ -97,7 +101,34 @@ type sim struct {
 	// may hold, in several bytes per character; off where the golden
 	// traces show them.
 	longText bool
+	// noLag keeps the operator's pod cache up to date: the lockstep test
+	// compares what the full and short status tell apart on the same pods.
+	noLag bool
+	// cache is the operator's view of the pods while it is behind the
+	// world's, or nil: an operator that has just started may read a
+	// status newer than its pod cache.
+	cache map[string]*corev1.Pod
+	// pasts are the world's pods as they were after each of the last few
+	// reconciles, for a cache to be behind by.
+	pasts []map[string]*corev1.Pod
+	// confirmed is whether the operator has checked, since it started,
+	// that its cache shows the job's pods as the API server does.
+	confirmed bool
+	// counted are the pod instances whose end a written status counted.
+	counted map[types.UID]bool
+	// made are the instances the world made of each pod name, oldest
+	// first.
+	made map[string][]madePod
 }
+
+// madePod is one pod instance the world made.
+type madePod struct {
+	uid     types.UID
+	attempt int32
+}
+
+// maxPasts is how far behind the world a cache may be, in reconciles.
+const maxPasts = 6
 
 // A reason and a message past what the schema lets status hold (128 and
 // 1024), of characters of more than one byte.
@@ -212,6 +243,90 @@ func (s *sim) event() {
 			p.DeletionGracePeriodSeconds = new(int64(0))
 			s.log = append(s.log, "deleted without grace "+p.Name)
 		}
+	case r < 91:
+		// Another operator takes over, with a pod cache that is behind.
+		if n := len(s.pasts); n > 0 && !s.noLag {
+			back := s.rnd.IntN(n)
+			s.cache, s.confirmed = s.pasts[n-1-back], false
+			s.log = append(s.log, fmt.Sprintf("an operator starts with a pod cache %d reconciles behind", back+1))
+		}
+	}
+}
+
+// confirm is the controller's check of its pod cache (see
+// controller.confirmPods): the first plan of a job after the operator
+// starts that would change anything, and any plan in which a pod
+// vanished, is made on a cache that shows the same pods as the API
+// server, or waits for one that does. A cache behind the status would
+// otherwise count an end twice, or one that never happened. It reports
+// whether the plan may go on.
+func (s *sim) confirm(res Result) bool {
+	changes := len(res.Ended) > 0 || len(res.CreatePods) > 0 || len(res.DeletePods) > 0 ||
+		len(res.ReleasePods) > 0 || len(res.ReleaseAtOnce) > 0 || !reflect.DeepEqual(res.Status, s.job.Status)
+	if (s.confirmed || !changes) && len(res.Vanished()) == 0 {
+		return true
+	}
+	s.confirmed = true
+	if s.cache == nil || sameInstances(s.cache, s.pods) {
+		return true
+	}
+	s.cache = nil
+	s.log = append(s.log, "  the pod cache is behind: wait for it")
+	return false
+}
+
+// sameInstances is whether two views hold the same pod instances.
+func sameInstances(a, b map[string]*corev1.Pod) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, p := range a {
+		if q := b[name]; q == nil || q.UID != p.UID {
+			return false
+		}
+	}
+	return true
+}
+
+// countEnds checks the ends a written status counted: each at most once,
+// and only of a pod that has ended.
+func (s *sim) countEnds(step int, res Result) {
+	s.t.Helper()
+	if s.counted == nil {
+		s.counted = map[types.UID]bool{}
+	}
+	for _, e := range res.Ended {
+		uid := e.UID
+		if e.Vanished() {
+			for _, m := range s.made[e.Name] {
+				if m.attempt == e.Attempt {
+					uid = m.uid
+				}
+			}
+			if uid == "" {
+				s.fatalf("step %d: counts the end of %s#%d, an instance never made", step, e.Name, e.Attempt)
+			}
+		}
+		if s.counted[uid] {
+			s.fatalf("step %d: counts the end of %s (%s) a second time", step, e.Name, uid)
+		}
+		s.counted[uid] = true
+		if p := s.pods[e.Name]; p != nil && p.UID == uid && !observe.Ended(p) && p.DeletionTimestamp == nil {
+			s.fatalf("step %d: counts the end of %s (%s), which has not ended (%s)", step, e.Name, uid, p.Status.Phase)
+		}
+	}
+}
+
+// remember keeps the world's pods as they are now, for a cache to be
+// behind by.
+func (s *sim) remember() {
+	past := make(map[string]*corev1.Pod, len(s.pods))
+	for name, p := range s.pods {
+		past[name] = p.DeepCopy()
+	}
+	s.pasts = append(s.pasts, past)
+	if len(s.pasts) > maxPasts {
+		s.pasts = s.pasts[1:]
 	}
 }
 
@@ -236,24 +351,35 @@ func removedAtOnce(res Result, pod *corev1.Pod) bool {
 // status or between writing and acting.
 func (s *sim) reconcile(step int) {
 	s.t.Helper()
-	res := s.plan()
+	defer s.remember()
+	view := s.pods
+	if s.cache != nil {
+		view = s.cache
+	}
+	res := s.planOn(view)
 	// reflect.DeepEqual, many times faster than cmp.Equal on a plan's pods;
 	// cmp only to say how they differ.
-	if again := s.plan(); !reflect.DeepEqual(res, again) {
+	if again := s.planOn(view); !reflect.DeepEqual(res, again) {
 		s.fatalf("step %d: the same input gave two plans:\n%s", step, cmp.Diff(res, again))
 	}
 	for _, p := range res.CreatePods {
-		if held := s.pods[p.Name]; held != nil && !removedAtOnce(res, held) {
+		if held := view[p.Name]; held != nil && !removedAtOnce(res, held) {
 			s.fatalf("step %d: creates %s while pod %s (phase %s, deleting %v) holds the name",
 				step, p.Name, held.UID, held.Status.Phase, held.DeletionTimestamp != nil)
 		}
 	}
 	s.log = append(s.log, describePlan(res)...)
+	// What befalls this reconcile is drawn first, so that two simulations
+	// in lockstep draw alike whatever their plans are.
+	hold, early, crash := s.rnd.IntN(2) == 0, s.rnd.IntN(2) == 0, s.rnd.IntN(10)
+	if !s.confirm(res) {
+		return
+	}
 	wasFinished := s.job.Status.Finished()
 	if wasFinished && len(res.CreatePods) > 0 {
 		s.fatalf("step %d: a finished job creates %d pods", step, len(res.CreatePods))
 	}
-	if hold := s.rnd.IntN(2) == 0; hold && !s.writeAll && ProgressOnly(s.job, res) {
+	if hold && !s.writeAll && ProgressOnly(s.job, res) {
 		// The operator holds a status that only shows progress for a
 		// later write (its status batch).
 		s.log = append(s.log, "progress held")
@@ -261,23 +387,31 @@ func (s *sim) reconcile(step int) {
 	}
 	// The pods the plan took for gone are released beside the status
 	// write: a crash before the write may come after their release.
-	early := s.rnd.IntN(2) == 0
-	switch s.rnd.IntN(10) {
+	switch crash {
 	case 0:
 		if early {
 			s.release(res.ReleaseAtOnce)
 			s.log = append(s.log, "released at once")
 		}
 		s.log = append(s.log, "crash before the status write")
+		s.confirmed = false
 		return
 	case 1:
 		s.release(res.ReleaseAtOnce)
 		s.job.Status = res.Status
+		s.countEnds(step, res)
 		s.log = append(s.log, "crash between the status write and the actions")
+		s.confirmed = false
 	case 2:
 		s.applyCut(res)
+		s.countEnds(step, res)
+		s.confirmed = false
 	default:
 		s.apply(res)
+		s.countEnds(step, res)
+		// The operator waits for its cache to show its own writes
+		// (controller expectations): it has caught up by then.
+		s.cache = nil
 		for _, p := range s.pods {
 			if observe.DeletionStranded(p) {
 				s.fatalf("step %d: pod %s stays marked deleting with nothing to remove it", step, p.Name)
@@ -298,11 +432,25 @@ func (s *sim) apply(res Result) {
 		}
 	}
 	for _, p := range res.CreatePods {
-		s.uids++
-		p.UID = types.UID(fmt.Sprintf("sim-uid-%d", s.uids))
-		p.Status.Phase = corev1.PodPending
-		s.pods[p.Name] = p
+		s.create(p)
 	}
+}
+
+// create makes a pod, unless its name is taken: a plan made on a cache
+// that is behind may ask for one, and the API server refuses it.
+func (s *sim) create(p *corev1.Pod) {
+	if s.pods[p.Name] != nil {
+		s.log = append(s.log, "  create "+p.Name+": AlreadyExists")
+		return
+	}
+	s.uids++
+	p.UID = types.UID(fmt.Sprintf("sim-uid-%d", s.uids))
+	p.Status.Phase = corev1.PodPending
+	s.pods[p.Name] = p
+	if s.made == nil {
+		s.made = map[string][]madePod{}
+	}
+	s.made[p.Name] = append(s.made[p.Name], madePod{uid: p.UID, attempt: observe.TaskAttempt(p)})
 }
 
 // applyCut acts like apply until the first forced delete the API server
@@ -388,6 +536,7 @@ func TestSummaryChangesNoDecision(t *testing.T) {
 				full := &sim{world: newWorld(t, job.DeepCopy()), rnd: rand.New(rand.NewPCG(seed, 7))}
 				full.full = true
 				short.writeAll, full.writeAll = true, true
+				short.noLag, full.noLag = true, true
 				for i := 0; i < 300; i++ {
 					short.event()
 					full.event()

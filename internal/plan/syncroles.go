@@ -3,9 +3,12 @@ package plan
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
@@ -93,6 +96,7 @@ func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep
 		a.replaceEnded(role, ts, s.pod)
 	case stepRunning:
 		ts.State = musterv1.TaskRunning
+		ts.Attempts = max(ts.Attempts, observe.TaskAttempt(s.pod))
 	case stepPending:
 		if ts.State != musterv1.TaskRestarting {
 			ts.State = musterv1.TaskPending
@@ -101,8 +105,12 @@ func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep
 	case stepEndLater:
 		a.out.RequeueWithin(time.Millisecond)
 	case stepEnded:
+		if s.pod != nil {
+			ts.Attempts = max(ts.Attempts, observe.TaskAttempt(s.pod))
+		}
 		exit := s.end.Exit
 		ts.LastExit = &exit
+		a.out.Ended = append(a.out.Ended, endOf(ts, s.pod))
 		if a.jobDecision.decided() {
 			// The job is already ending or restarting in this plan.
 			settle(ts, s.end.Succeeded, a.out)
@@ -111,6 +119,15 @@ func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep
 		d := s.decision
 		a.act(d.Action, failureCase{role: role, task: ts, pod: s.pod, accountable: d.Accountable, why: d.Why, reason: d.Reason})
 	}
+}
+
+// endOf is the instance whose end a task's step counts: its pod, or the
+// instance status knew of when the pod vanished.
+func endOf(ts *musterv1.TaskStatus, pod *corev1.Pod) PodEnd {
+	if pod == nil {
+		return PodEnd{Name: ts.Pod, Attempt: ts.Attempts}
+	}
+	return PodEnd{Name: pod.Name, UID: pod.UID, Attempt: observe.TaskAttempt(pod)}
 }
 
 // settle makes a task's end final.

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"slices"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -16,17 +15,20 @@ import (
 // Status records every task, yet stays small at any job size: what the pods
 // themselves show is left out, and tasks alike share one entry.
 //
-//   - A task's pod name is <job>-<role>-<index>, so it is written only on
-//     an entry of a single task.
-//   - A pending or running task's pod is the one its name finds, with its
-//     UID; only a restart's ended instance, while it is still there, is
-//     written by UID, so that it is deleted and never taken for the
-//     replacement.
-//   - The last exit is kept for the most recent exits of each role and for
-//     tasks being restarted; it is what people read, and the planner needs
-//     no other (a completion rule triggers on the exit that has just
-//     happened).
+//   - A task's pod name is <job>-<role>-<index>, so it is not written.
+//   - A task's pod is the one its name finds; no UID is written. A task
+//     being restarted keeps its ended instance's number (attempts) until
+//     the replacement runs or ends, so the instances up to that number
+//     are the ended ones, to delete and never take for the replacement
+//     (isEnded), and the replacement is the next.
+//   - The last exit is kept for the most recent exits of each role; it is
+//     what people read, and the planner needs no other (a completion rule
+//     triggers on the exit that has just happened).
 //   - Consecutive tasks left with equal entries share one, with a count.
+//
+// So the bytes an entry takes are bounded (no UID, message or reason but
+// in the few recent exits), and at most MaxTasks entries: see
+// TestStatusStaysUnderEtcdsLimit for the worst case.
 //
 // Expanding is the exact inverse for everything the planner reads, given
 // the same pods; the simulation test plans with and without the summary and
@@ -84,7 +86,7 @@ func attachPods(st *musterv1.TrainingJobStatus, pods observe.Pods) {
 }
 
 // summarizeTasks writes each role's tasks in the short form.
-func summarizeTasks(pods observe.Pods, status *musterv1.TrainingJobStatus) {
+func summarizeTasks(status *musterv1.TrainingJobStatus) {
 	if !summarizeStatus {
 		return
 	}
@@ -93,10 +95,9 @@ func summarizeTasks(pods observe.Pods, status *musterv1.TrainingJobStatus) {
 		keep := keptExits(rs.Tasks)
 		out := make([]musterv1.TaskStatus, 0, 4)
 		for _, t := range rs.Tasks {
-			e := shortEntry(t, pods.Tasks[t.Pod], keep[t.Index])
+			e := shortEntry(t, keep[t.Index])
 			if n := len(out); n > 0 && alike(out[n-1], e) && out[n-1].Index+max(out[n-1].Count, 1) == e.Index {
 				out[n-1].Count = max(out[n-1].Count, 1) + 1
-				out[n-1].Pod = ""
 				continue
 			}
 			out = append(out, e)
@@ -105,21 +106,14 @@ func summarizeTasks(pods observe.Pods, status *musterv1.TrainingJobStatus) {
 	}
 }
 
-// shortEntry is one task as status writes it, with its pod if there is
-// one.
-func shortEntry(t musterv1.TaskStatus, pod *corev1.Pod, keepExit bool) musterv1.TaskStatus {
+// shortEntry is one task as status writes it.
+func shortEntry(t musterv1.TaskStatus, keepExit bool) musterv1.TaskStatus {
 	// Only fields are cleared, nothing they point to changes: a copy of
 	// the entry is enough.
 	e := t
-	// The ended instance of a restart, while it is still there, is the one
-	// pod status must name: it is to be deleted, and never taken for the
-	// replacement that will have its name.
-	endedThere := t.State == musterv1.TaskRestarting && t.LastExit != nil && pod != nil && pod.UID == t.LastExit.PodUID
-	if !endedThere {
-		e.PodUID = ""
-		if !keepExit {
-			e.LastExit = nil
-		}
+	e.Pod, e.PodUID = "", ""
+	if !keepExit {
+		e.LastExit = nil
 	}
 	return e
 }

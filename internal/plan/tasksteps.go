@@ -2,7 +2,6 @@ package plan
 
 import (
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
@@ -100,10 +99,14 @@ func observeTask(c *planContext, role *musterv1.Role, ts musterv1.TaskStatus) ta
 	ts.Pod = objects.PodName(c.job.Name, role.Name, ts.Index)
 	pod := c.pods.Tasks[ts.Pod]
 	final := ts.State == musterv1.TaskSucceeded || ts.State == musterv1.TaskFailed
-	if pod != nil && pod.UID != ts.PodUID && !isEnded(&ts, pod.UID) && !final {
-		// A pod made for this task that status does not know yet.
+	if pod != nil && pod.UID != ts.PodUID && !isEnded(&ts, pod) && !final {
+		// A pod made for this task that status does not know yet. A
+		// restarting task keeps its ended instance's number until the
+		// replacement runs or ends (isEnded).
 		ts.PodUID = pod.UID
-		ts.Attempts = max(ts.Attempts, observe.TaskAttempt(pod))
+		if ts.State != musterv1.TaskRestarting {
+			ts.Attempts = max(ts.Attempts, observe.TaskAttempt(pod))
+		}
 	}
 	s := taskStep{task: ts, pod: pod}
 	switch {
@@ -111,7 +114,7 @@ func observeTask(c *planContext, role *musterv1.Role, ts musterv1.TaskStatus) ta
 		s.kind = stepNone
 	case pod == nil:
 		s.kind = missingPod(&s.task)
-	case observe.DeletedByDisruption(pod) != nil && !isEnded(&ts, pod.UID):
+	case observe.DeletedByDisruption(pod) != nil && !isEnded(&ts, pod):
 		// Being deleted by a scheduler's preemption, an eviction, a tainted
 		// node, which said why in a DisruptionTarget condition: that ends
 		// the task now, decided while the pod still shows the reason, not
@@ -123,7 +126,7 @@ func observeTask(c *planContext, role *musterv1.Role, ts musterv1.TaskStatus) ta
 		// A pod that had ended before its deletion was asked is taken for
 		// how it ended, below: the tracking finalizer kept it for that.
 		s.kind = stepTerminating
-	case isEnded(&ts, pod.UID):
+	case isEnded(&ts, pod):
 		// The ended instance a restart was decided for: remove it, then
 		// make its replacement once it is gone.
 		s.kind = stepRemoveEnded
@@ -170,10 +173,26 @@ func classifyEnd(c *planContext, ts musterv1.TaskStatus, pod *corev1.Pod) failur
 	return failure.End{Pod: ts.Pod, Exit: exit, Succeeded: succeeded, Vanished: pod == nil}
 }
 
-// isEnded is whether uid is the pod instance the task's last exit was
-// recorded for.
-func isEnded(ts *musterv1.TaskStatus, uid types.UID) bool {
-	return ts.LastExit != nil && ts.LastExit.PodUID != "" && ts.LastExit.PodUID == uid
+// isEnded is whether pod is an instance of the task that has ended for
+// the plans: the one its last exit names, or, for a task being restarted,
+// any instance up to the one that ended (status keeps that one's number in
+// attempts until the replacement runs or ends). Telling the ended instance
+// by its number rather than by its UID keeps status small however many
+// restarting tasks still have their ended pods (on lost nodes, say): tasks
+// alike share an entry.
+func isEnded(ts *musterv1.TaskStatus, pod *corev1.Pod) bool {
+	named := ts.LastExit != nil && ts.LastExit.PodUID != "" && ts.LastExit.PodUID != vanishedUID
+	if named && ts.LastExit.PodUID == pod.UID {
+		return true
+	}
+	n, labelled := observe.TaskAttemptOf(pod)
+	if ts.State != musterv1.TaskRestarting || !labelled {
+		return false
+	}
+	// An exit that names another instance of the same number is that of a
+	// status written when attempts counted the replacement as soon as it
+	// was seen: that pod is the replacement.
+	return n < ts.Attempts || (n == ts.Attempts && !named)
 }
 
 func roleStatus(s *musterv1.TrainingJobStatus, name string) *musterv1.RoleStatus {

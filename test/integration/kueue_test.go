@@ -6,6 +6,7 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -202,4 +203,56 @@ func TestKueuePartialAdmissionRunsTheJobSmaller(t *testing.T) {
 		g.Expect(j.Status.Replicas).To(gomega.Equal(int32(3)))
 	})
 	e.g.Expect(got.Status.Scheduling.ClusterQueue).To(gomega.Equal("cq-small"))
+}
+
+// A role's template edited to ask for more per pod than Kueue admitted
+// (one GPU a pod to eight) no longer matches the Workload: the job stops
+// and is queued again as it is now, instead of running its replacements
+// outside the quota. Removing the queue-name label finishes the Workload,
+// so it holds no quota for a job that left the queue.
+func TestKueueQuotaFollowsTheTemplateAndTheLabel(t *testing.T) {
+	e := newEnv(t)
+	flavor := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
+	flavor.SetGroupVersionKind(kueue.ResourceFlavorKind)
+	flavor.SetName("pool-a")
+	e.g.Expect(client.IgnoreAlreadyExists(k8s.Create(e.ctx(), flavor))).To(gomega.Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(e.ctx(), flavor) })
+
+	spec := e.job("kg").Role("worker", 2).Obj()
+	spec.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
+	gpus := func(n string) corev1.ResourceList {
+		return corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(n)}
+	}
+	spec.Spec.Roles[0].Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: gpus("1"), Limits: gpus("1")}
+	job := e.create(spec)
+	first := e.workload(job)
+	e.asKueue(job, admit)
+	pods := e.waitPodCount("kg", 2)
+	for i := range pods {
+		e.run(&pods[i])
+	}
+	e.waitPhase("kg", musterv1.PhaseRunning)
+
+	e.g.Expect(e.update("kg", func(j *musterv1.TrainingJob) {
+		j.Spec.Roles[0].Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: gpus("8"), Limits: gpus("8")}
+	})).To(gomega.Succeed())
+	e.eventuallyJob("kg", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		c := condition(j, musterv1.ConditionSuspended)
+		g.Expect(c).NotTo(gomega.BeNil())
+		g.Expect(c.Status).To(gomega.Equal(metav1.ConditionTrue))
+		g.Expect(j.Status.Restarts.Accountable).To(gomega.BeZero())
+	})
+	e.g.Eventually(func() []corev1.Pod { return e.pods("kg") }, timeout, interval).Should(gomega.BeEmpty())
+	e.g.Eventually(func(g gomega.Gomega) {
+		wl := e.workload(job)
+		g.Expect(wl.GetUID()).NotTo(gomega.Equal(first.GetUID()), "the Workload is made anew")
+		g.Expect(workloadCondition(wl, kueue.CondAdmitted)).To(gomega.BeNil(), "queued again, not admitted")
+	}, timeout, interval).Should(gomega.Succeed())
+
+	// Admitted at eight GPUs a pod, it runs; then it leaves the queue.
+	e.asKueue(job, admit)
+	e.waitPodCount("kg", 2)
+	e.g.Expect(e.update("kg", func(j *musterv1.TrainingJob) { delete(j.Labels, kueue.LabelQueueName) })).To(gomega.Succeed())
+	e.g.Eventually(func() *metav1.Condition { return workloadCondition(e.workload(job), kueue.CondFinished) }, timeout, interval).
+		Should(gomega.HaveField("Reason", "LeftQueue"))
 }

@@ -1,14 +1,9 @@
 package integration
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -19,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -140,26 +134,7 @@ func TestNamespacedOperatorNeedsOnlyTheChartsRoles(t *testing.T) {
 // when the test ends.
 func grantChartRBAC(t *testing.T) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Clean(namespacedRBAC))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
-	for {
-		obj := &unstructured.Unstructured{}
-		if err := dec.Decode(&obj.Object); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if len(obj.Object) == 0 {
-			continue
-		}
-		if err := client.IgnoreAlreadyExists(k8s.Create(context.Background(), obj)); err != nil {
-			t.Fatalf("creating %s %s: %v", obj.GetKind(), obj.GetName(), err)
-		}
-		t.Cleanup(func() { _ = k8s.Delete(context.Background(), obj) })
-	}
+	applyFile(t, namespacedRBAC)
 }
 
 // waitForRBAC waits until the API server's authorizer knows the new

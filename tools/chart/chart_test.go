@@ -168,7 +168,8 @@ func TestDefaultsInstallConfigProduction(t *testing.T) {
 		"config/rbac/role.yaml", "config/rbac/role_binding.yaml", "config/rbac/service_account.yaml",
 		"config/rbac/leader_election_role.yaml", "config/rbac/metrics_reader_role.yaml",
 		"config/manager/manager.yaml", "config/manager/pdb.yaml", "config/manager/lease.yaml", "config/manager/metrics_service.yaml",
-		"config/webhook/webhooks.yaml", "config/webhook/service.yaml", "config/webhook/secret.yaml")
+		"config/webhook/webhooks.yaml", "config/webhook/service.yaml", "config/webhook/secret.yaml",
+		"config/admission/pod_labels.yaml")
 	if g, w := ids(got), ids(want); !slices.Equal(g, w) {
 		t.Fatalf("the chart renders\n  %s\nconfig/production has\n  %s", strings.Join(g, "\n  "), strings.Join(w, "\n  "))
 	}
@@ -655,7 +656,7 @@ func compareObjects(t *testing.T, got *object, want object) {
 		}
 	case "ValidatingWebhookConfiguration":
 		sameField(t, *got, want, "webhooks")
-	case "Service":
+	case "Service", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding":
 		sameField(t, *got, want, "spec")
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
@@ -157,7 +158,13 @@ func (d *describer) tasks() {
 			if t.DeletionPending {
 				state += " (scaled away)"
 			}
-			d.line("  %s\t%s\t%s\t%s\t%d\t%d\t%s", rs.Name, index, state, orDash(t.Pod), t.Attempts, t.Restarts, LastExit(t.LastExit))
+			// A single task's pod is named by its job, role and index
+			// (status no longer writes it).
+			pod := t.Pod
+			if pod == "" && t.Count <= 1 {
+				pod = objects.PodName(d.job.Name, rs.Name, t.Index)
+			}
+			d.line("  %s\t%s\t%s\t%s\t%d\t%d\t%s", rs.Name, index, state, orDash(pod), t.Attempts, t.Restarts, LastExit(t.LastExit))
 		}
 	}
 }

@@ -16,8 +16,18 @@ func TaskIndex(pod *corev1.Pod) int32 {
 
 // TaskAttempt is which instance of its task a pod is, counting from 1.
 func TaskAttempt(pod *corev1.Pod) int32 {
-	n, _ := strconv.Atoi(pod.Labels[musterv1.LabelTaskAttempt])
-	return int32(n)
+	n, _ := TaskAttemptOf(pod)
+	return n
+}
+
+// TaskAttemptOf is which instance of its task a pod is, and whether its
+// label says so (every pod Muster makes carries it).
+func TaskAttemptOf(pod *corev1.Pod) (int32, bool) {
+	n, err := strconv.Atoi(pod.Labels[musterv1.LabelTaskAttempt])
+	if err != nil || n <= 0 {
+		return 0, false
+	}
+	return int32(n), true
 }
 
 // Ended is whether the pod's containers have all stopped for good.

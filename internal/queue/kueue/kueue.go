@@ -21,6 +21,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -124,12 +125,56 @@ func Counts(wl *unstructured.Unstructured) map[string]int64 {
 }
 
 // Matches is whether an existing Workload still describes the job: the
-// same queue and the same podSets and counts. One that does not is
-// replaced, which queues the job anew at its new size.
+// same queue, the same podSets and counts, and the same resources per pod.
+// One that does not is replaced, which queues the job anew as it is now:
+// a role's template edited to ask for more (8 GPUs a pod where Kueue
+// admitted 1) would otherwise run its replacements and scale-ups outside
+// the quota Kueue granted.
 func Matches(have, want *unstructured.Unstructured) bool {
 	hq, _, _ := unstructured.NestedString(have.Object, "spec", "queueName")
 	wq, _, _ := unstructured.NestedString(want.Object, "spec", "queueName")
-	return hq == wq && maps.Equal(Counts(have), Counts(want))
+	return hq == wq && maps.Equal(Counts(have), Counts(want)) && maps.EqualFunc(podResources(have), podResources(want), sameResources)
+}
+
+// resources are what a pod of a podSet asks of the quota: each container's
+// requests and limits, and the pod's overhead.
+type resources struct {
+	containers map[string]corev1.ResourceRequirements
+	overhead   corev1.ResourceList
+}
+
+// podResources are the resources of each podSet's pods, by podSet name.
+// A template that does not decode has none, and so matches no other.
+func podResources(wl *unstructured.Unstructured) map[string]resources {
+	out := map[string]resources{}
+	sets, _, _ := unstructured.NestedSlice(wl.Object, "spec", "podSets")
+	for _, s := range sets {
+		m, _ := s.(map[string]any)
+		name, _ := m["name"].(string)
+		tmpl, _ := m["template"].(map[string]any)
+		var pt corev1.PodTemplateSpec
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(tmpl, &pt); err != nil {
+			continue
+		}
+		r := resources{containers: map[string]corev1.ResourceRequirements{}, overhead: pt.Spec.Overhead}
+		for _, c := range slices.Concat(pt.Spec.InitContainers, pt.Spec.Containers) {
+			r.containers[c.Name] = corev1.ResourceRequirements{Requests: c.Resources.Requests, Limits: c.Resources.Limits}
+		}
+		out[name] = r
+	}
+	return out
+}
+
+// sameResources compares quantities by value ("1" and "1000m" are alike),
+// an empty list with none.
+func sameResources(a, b resources) bool {
+	return maps.EqualFunc(a.containers, b.containers, func(x, y corev1.ResourceRequirements) bool {
+		return sameList(x.Requests, y.Requests) && sameList(x.Limits, y.Limits)
+	}) && sameList(a.overhead, b.overhead)
+}
+
+func sameList(a, b corev1.ResourceList) bool {
+	return maps.EqualFunc(a, b, func(x, y resource.Quantity) bool { return x.Cmp(y) == 0 })
 }
 
 // State is where a Workload stands with Kueue.

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/muster-dev/muster/internal/queue/kueue"
@@ -40,6 +41,49 @@ func TestDesiredHasOnePodSetPerRoleAtTheJobsSize(t *testing.T) {
 	want, _ := kueue.Desired(resized, nil)
 	if kueue.Matches(wl, want) {
 		t.Error("a resized job's Workload no longer matches")
+	}
+}
+
+// What a pod asks of the quota is part of what Kueue admitted: a template
+// asking for more GPUs a pod no longer matches; the same quantity written
+// otherwise still does.
+func TestMatchesComparesWhatAPodAsks(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("u1").Role("worker", 2).Obj()
+	job.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
+	withGPUs := func(n string) *unstructured.Unstructured {
+		j := job.DeepCopy()
+		q := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(n), corev1.ResourceCPU: resource.MustParse("1")}
+		j.Spec.Roles[0].Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: q, Limits: q}
+		wl, err := kueue.Desired(j, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wl
+	}
+	admitted := withGPUs("1")
+	if !kueue.Matches(admitted, withGPUs("1")) {
+		t.Error("the same template no longer matches")
+	}
+	if kueue.Matches(admitted, withGPUs("8")) {
+		t.Error("eight GPUs a pod still match a Workload admitted at one")
+	}
+	same := job.DeepCopy()
+	q := corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1"), corev1.ResourceCPU: resource.MustParse("1000m")}
+	same.Spec.Roles[0].Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: q, Limits: q}
+	if wl, _ := kueue.Desired(same, nil); !kueue.Matches(admitted, wl) {
+		t.Error("1000m CPU is 1 CPU")
+	}
+}
+
+// A job whose queue-name label was removed finishes its Workload, which
+// hands its quota back.
+func TestAJobThatLeftTheQueueFinishesItsWorkload(t *testing.T) {
+	st := kueue.State{QuotaReserved: true, Admitted: true}
+	if got := kueue.Decide(true, st, true, kueue.JobState{LeftQueue: true, Active: true}); got != kueue.StepFinish {
+		t.Fatalf("step %v, want StepFinish", got)
+	}
+	if got := kueue.Decide(true, kueue.State{Finished: true}, true, kueue.JobState{LeftQueue: true}); got != kueue.StepNone {
+		t.Fatalf("a finished Workload: step %v", got)
 	}
 }
 

@@ -14,6 +14,9 @@ type JobState struct {
 	Running bool
 	// Active is whether any of the job's pods may still run.
 	Active bool
+	// LeftQueue: the job's queue-name label was removed, so its Workload
+	// no longer stands for it.
+	LeftQueue bool
 }
 
 // Step is what a job's controller does next with the job's Workload.
@@ -46,7 +49,7 @@ func Decide(exists bool, st State, matches bool, job JobState) Step {
 			return StepNone
 		}
 		return StepCreate
-	case job.Finished:
+	case job.Finished || job.LeftQueue:
 		if st.Finished {
 			return StepNone
 		}
@@ -72,11 +75,14 @@ func Decide(exists bool, st State, matches bool, job JobState) Step {
 func StatusEdit(step Step, st State, job JobState, now metav1.Time) func(status map[string]any) {
 	switch step {
 	case StepFinish:
-		reason := "Succeeded"
-		if job.Failed {
+		reason, msg := "Succeeded", job.Message
+		switch {
+		case job.LeftQueue && !job.Finished:
+			reason, msg = "LeftQueue", "the job's "+LabelQueueName+" label was removed"
+		case job.Failed:
 			reason = "Failed"
 		}
-		return func(s map[string]any) { setCondition(s, Condition(CondFinished, true, reason, job.Message, now)) }
+		return func(s map[string]any) { setCondition(s, Condition(CondFinished, true, reason, msg, now)) }
 	case StepRequeue:
 		return func(s map[string]any) {
 			delete(s, "admission")

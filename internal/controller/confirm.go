@@ -1,0 +1,225 @@
+package controller
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/plan"
+	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/plan/topology"
+)
+
+// The pod cache and the job cache are two watches, filled apart. While
+// one operator runs, a job's status holds only what it planned from its
+// own pod cache, and the expectations make it wait for its own pod writes;
+// but an operator that has just started, or taken over from another
+// replica, reads statuses another process wrote, and its pod cache may be
+// older than them. Planned on such a cache, a task's running pod that the
+// cache has yet to show reads as vanished, and an instance whose end is
+// counted already (and whose exit the status no longer names) as one that
+// has just ended: restarts that never happened, and ends counted twice.
+//
+// So, as Kubernetes' Job controller confirms a pod's disappearance with
+// the API server before it counts it, the first plan of each job that
+// would change anything after the operator starts, and every plan in
+// which a task's pod vanished, is checked: the job's pods are listed from
+// the API server, and if the cache shows other instances, the job waits
+// for it (expectations) instead of acting on the plan. Jobs that need no
+// change after a start cost nothing; the rest, one list each.
+
+// confirmedJobs are the jobs this process has checked its pod cache for,
+// by name: a job made after the process started has no status but its own,
+// so one that takes the name of a confirmed job needs no check either.
+type confirmedJobs struct {
+	mu   sync.Mutex
+	jobs map[types.NamespacedName]bool
+}
+
+func (c *confirmedJobs) has(job types.NamespacedName) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.jobs[job]
+}
+
+func (c *confirmedJobs) add(job types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.jobs[job] = true
+}
+
+func (c *confirmedJobs) forget(job types.NamespacedName) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.jobs, job)
+}
+
+// cacheBehind is whether the plan must wait for the pod cache to catch up
+// with the API server: it is checked when it needs to be (see above).
+func (r *Reconciler) cacheBehind(ctx context.Context, job *musterv1.TrainingJob, cached []*corev1.Pod, res *plan.Result, now time.Time) (bool, error) {
+	if !r.needsConfirming(job, res) {
+		return false, nil
+	}
+	ok, err := r.confirmPods(ctx, job, cached, res.Vanished(), now)
+	return !ok, err
+}
+
+// needsConfirming is whether the plan may be acted on only once the pod
+// cache is known to show what the API server has (see above).
+func (r *Reconciler) needsConfirming(job *musterv1.TrainingJob, res *plan.Result) bool {
+	if len(res.Vanished()) > 0 {
+		return true
+	}
+	key := client.ObjectKeyFromObject(job)
+	if r.confirmed.has(key) {
+		return false
+	}
+	if job.Status.ObservedGeneration == 0 {
+		// No plan was ever written for it, so it has no pods: every
+		// status it will have is this process's own.
+		r.confirmed.add(key)
+		return false
+	}
+	return len(res.Ended) > 0 || len(res.CreatePods) > 0 || len(res.DeletePods) > 0 || len(res.ReleasePods) > 0 ||
+		len(res.ReleaseAtOnce) > 0 || !equality.Semantic.DeepEqual(job.Status, res.Status)
+}
+
+// confirmPods lists the job's pods from the API server and reports whether
+// the cached ones (cached) are the same instances, so the plan made from
+// them may go on. Where they differ, it expects the cache to catch up, and
+// the job waits for that (the expectations hold its next plans). A pod
+// that vanished from the cache but is still the job's under its name has
+// had its Muster labels changed (see restoreLabels).
+func (r *Reconciler) confirmPods(ctx context.Context, job *musterv1.TrainingJob, cached []*corev1.Pod, vanished []plan.PodEnd, now time.Time) (bool, error) {
+	var list corev1.PodList
+	if err := r.opts.APIReader.List(ctx, &list, client.InNamespace(job.Namespace),
+		client.MatchingLabels{musterv1.LabelJobName: job.Name}); err != nil {
+		return false, fmt.Errorf("listing the job's pods: %w", err)
+	}
+	r.confirmed.add(client.ObjectKeyFromObject(job))
+	inCache := make(map[types.UID]bool, len(cached))
+	for _, p := range cached {
+		inCache[p.UID] = true
+	}
+	live := make(map[types.UID]bool, len(list.Items))
+	liveNames := make(map[string]bool, len(list.Items))
+	var appear []plan.PodRef
+	for i := range list.Items {
+		p := &list.Items[i]
+		if !metav1.IsControlledBy(p, job) {
+			continue
+		}
+		live[p.UID], liveNames[p.Name] = true, true
+		if !inCache[p.UID] {
+			appear = append(appear, plan.PodRef{Name: p.Name, UID: p.UID})
+		}
+	}
+	var leave []types.UID
+	for _, p := range cached {
+		if !live[p.UID] {
+			leave = append(leave, p.UID)
+		}
+	}
+	for _, v := range vanished {
+		if liveNames[v.Name] {
+			continue
+		}
+		ref, err := r.restoreLabels(ctx, job, v.Name)
+		if err != nil {
+			return false, err
+		}
+		if ref != nil {
+			appear = append(appear, *ref)
+		}
+	}
+	if len(appear) == 0 && len(leave) == 0 {
+		return true, nil
+	}
+	ctrl.LoggerFrom(ctx).V(2).Info("The pod cache is behind the API server; waiting for it", "notYetSeen", len(appear), "goneYetShown", len(leave))
+	cacheWaits.Inc()
+	r.expect.expectView(job.UID, appear, leave, now)
+	return false, nil
+}
+
+// restoreLabels looks up a task's pod by name: one the job controls that
+// the cache does not show has had the labels it is found by changed (the
+// admission policy Muster installs refuses that, but it may be missing).
+// Its Muster labels are put back, read from what its spec says of it, and
+// the job's events say so; it returns the pod, for the cache to show. A
+// pod it finds no labels for is left to be taken for vanished, and said
+// so.
+func (r *Reconciler) restoreLabels(ctx context.Context, job *musterv1.TrainingJob, name string) (*plan.PodRef, error) {
+	pod := &corev1.Pod{}
+	if err := r.opts.APIReader.Get(ctx, client.ObjectKey{Namespace: job.Namespace, Name: name}, pod); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	if !metav1.IsControlledBy(pod, job) {
+		return nil, nil
+	}
+	labels, ok := taskLabels(job, pod)
+	if !ok {
+		r.recorder.Eventf(job, pod, corev1.EventTypeWarning, string(musterv1.EventReasonPodLabelsChanged), "Reconcile",
+			"pod %s no longer carries the labels Muster finds its pods by, and its spec does not say which task it is: it is taken for lost", name)
+		return nil, nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"uid": pod.UID, "labels": labels}})
+	if err != nil {
+		return nil, err
+	}
+	if err := r.client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)); err != nil {
+		if apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err) {
+			// Gone or replaced meanwhile: the next plan sees to it.
+			return nil, nil
+		}
+		return nil, fmt.Errorf("restoring the labels of pod %s: %w", name, err)
+	}
+	r.recorder.Eventf(job, pod, corev1.EventTypeWarning, string(musterv1.EventReasonPodLabelsChanged), "Reconcile",
+		"the labels Muster finds pod %s by were changed; they are put back (changing a pod's muster.dev/ labels is refused where Muster's admission policy is installed)", name)
+	return &plan.PodRef{Name: pod.Name, UID: pod.UID}, nil
+}
+
+// taskLabels are the Muster labels of a task's pod, read from the variables
+// Muster gave its first container: unlike labels, a pod's spec cannot
+// change.
+func taskLabels(job *musterv1.TrainingJob, pod *corev1.Pod) (map[string]string, bool) {
+	if len(pod.Spec.Containers) == 0 {
+		return nil, false
+	}
+	env := map[string]string{}
+	for _, e := range pod.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	role := topology.Find(job, env[musterv1.EnvRoleName])
+	if role == nil || env[musterv1.EnvJobName] != job.Name {
+		return nil, false
+	}
+	labels := map[string]string{musterv1.LabelJobName: job.Name, musterv1.LabelRole: role.Name}
+	for label, name := range map[string]string{musterv1.LabelTaskIndex: musterv1.EnvTaskIndex,
+		musterv1.LabelJobAttempt: musterv1.EnvJobAttempt, musterv1.LabelTaskAttempt: musterv1.EnvTaskAttempt} {
+		n, err := strconv.Atoi(env[name])
+		if err != nil || n < 0 {
+			return nil, false
+		}
+		labels[label] = strconv.Itoa(n)
+	}
+	index, _ := strconv.Atoi(labels[musterv1.LabelTaskIndex])
+	if pod.Name != objects.PodName(job.Name, role.Name, int32(index)) {
+		return nil, false
+	}
+	if topology.ScalingOf(job, role.Name) != nil {
+		labels[musterv1.LabelScalable] = "true"
+	}
+	return labels, true
+}
