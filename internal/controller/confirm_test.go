@@ -38,16 +38,8 @@ func running(t *testing.T) *harness {
 	if _, err := h.reconcile(); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"j-worker-0", "j-worker-1"} {
-		pod := &corev1.Pod{}
-		if err := h.c.Get(context.Background(), types.NamespacedName{Namespace: h.key.Namespace, Name: name}, pod); err != nil {
-			t.Fatal(err)
-		}
-		pod.Status.Phase = corev1.PodRunning
-		if err := h.c.Status().Update(context.Background(), pod); err != nil {
-			t.Fatal(err)
-		}
-	}
+	h.setPhase("j-worker-0", corev1.PodRunning)
+	h.setPhase("j-worker-1", corev1.PodRunning)
 	if _, err := h.reconcile(); err != nil {
 		t.Fatal(err)
 	}

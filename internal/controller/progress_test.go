@@ -1,12 +1,10 @@
 package controller
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
@@ -58,24 +56,14 @@ func TestProgressWaitsForTheBatch(t *testing.T) {
 
 	// One pod runs: progress, held again. Both run: the job is Running,
 	// written at once.
-	run := func(name string) {
-		pod := &corev1.Pod{}
-		if err := h.c.Get(context.Background(), types.NamespacedName{Namespace: h.key.Namespace, Name: name}, pod); err != nil {
-			t.Fatal(err)
-		}
-		pod.Status.Phase = corev1.PodRunning
-		if err := h.c.Status().Update(context.Background(), pod); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run("j-worker-0")
+	h.setPhase("j-worker-0", corev1.PodRunning)
 	if _, err := h.reconcile(); err != nil {
 		t.Fatal(err)
 	}
 	if h.statusWrites != 2 {
 		t.Fatalf("one pod running was written at once: %d writes", h.statusWrites)
 	}
-	run("j-worker-1")
+	h.setPhase("j-worker-1", corev1.PodRunning)
 	if _, err := h.reconcile(); err != nil {
 		t.Fatal(err)
 	}

@@ -109,6 +109,19 @@ func (h *harness) pods() []corev1.Pod {
 	return list.Items
 }
 
+// setPhase moves a pod to phase, as its kubelet would.
+func (h *harness) setPhase(name string, phase corev1.PodPhase) {
+	h.t.Helper()
+	pod := &corev1.Pod{}
+	if err := h.c.Get(context.Background(), types.NamespacedName{Namespace: h.key.Namespace, Name: name}, pod); err != nil {
+		h.t.Fatal(err)
+	}
+	pod.Status.Phase = phase
+	if err := h.c.Status().Update(context.Background(), pod); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 func (h *harness) events() []string {
 	var out []string
 	for {

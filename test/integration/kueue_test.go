@@ -43,6 +43,16 @@ func (e *env) asKueue(job *musterv1.TrainingJob, edit func(status map[string]any
 	}, timeout, interval).Should(gomega.Succeed())
 }
 
+// flavor makes a Kueue ResourceFlavor for the test.
+func (e *env) flavor(name string, spec map[string]any) {
+	e.t.Helper()
+	f := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	f.SetGroupVersionKind(kueue.ResourceFlavorKind)
+	f.SetName(name)
+	e.g.Expect(client.IgnoreAlreadyExists(k8s.Create(e.ctx(), f))).To(gomega.Succeed())
+	e.t.Cleanup(func() { _ = k8s.Delete(e.ctx(), f) })
+}
+
 func setCondition(status map[string]any, t string, on bool, reason, msg string) {
 	s := "False"
 	if on {
@@ -87,14 +97,10 @@ func workloadCondition(wl *unstructured.Unstructured, t string) *metav1.Conditio
 // finishes the Workload.
 func TestKueueAdmitsEvictsAndFinishes(t *testing.T) {
 	e := newEnv(t)
-	flavor := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{
+	e.flavor("pool-a", map[string]any{
 		"nodeLabels":  map[string]any{"pool": "a"},
 		"tolerations": []any{map[string]any{"key": "pool", "operator": "Equal", "value": "a", "effect": "NoSchedule"}},
-	}}}
-	flavor.SetGroupVersionKind(kueue.ResourceFlavorKind)
-	flavor.SetName("pool-a")
-	e.g.Expect(client.IgnoreAlreadyExists(k8s.Create(e.ctx(), flavor))).To(gomega.Succeed())
-	t.Cleanup(func() { _ = k8s.Delete(e.ctx(), flavor) })
+	})
 
 	spec := e.job("kq").Role("worker", 2).Completion(2, 1).Obj()
 	spec.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
@@ -173,11 +179,7 @@ func TestKueueAdmitsEvictsAndFinishes(t *testing.T) {
 // admitted size.
 func TestKueuePartialAdmissionRunsTheJobSmaller(t *testing.T) {
 	e := newEnv(t)
-	flavor := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
-	flavor.SetGroupVersionKind(kueue.ResourceFlavorKind)
-	flavor.SetName("pool-b")
-	e.g.Expect(client.IgnoreAlreadyExists(k8s.Create(e.ctx(), flavor))).To(gomega.Succeed())
-	t.Cleanup(func() { _ = k8s.Delete(e.ctx(), flavor) })
+	e.flavor("pool-b", map[string]any{})
 
 	spec := e.job("part").Role("worker", 4).Scalable(2, 4).Obj()
 	spec.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
@@ -212,11 +214,7 @@ func TestKueuePartialAdmissionRunsTheJobSmaller(t *testing.T) {
 // so it holds no quota for a job that left the queue.
 func TestKueueQuotaFollowsTheTemplateAndTheLabel(t *testing.T) {
 	e := newEnv(t)
-	flavor := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{}}}
-	flavor.SetGroupVersionKind(kueue.ResourceFlavorKind)
-	flavor.SetName("pool-a")
-	e.g.Expect(client.IgnoreAlreadyExists(k8s.Create(e.ctx(), flavor))).To(gomega.Succeed())
-	t.Cleanup(func() { _ = k8s.Delete(e.ctx(), flavor) })
+	e.flavor("pool-a", map[string]any{})
 
 	spec := e.job("kg").Role("worker", 2).Obj()
 	spec.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
