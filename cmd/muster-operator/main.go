@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -28,6 +29,7 @@ import (
 	"github.com/muster-dev/muster/internal/controller"
 	"github.com/muster-dev/muster/internal/gang"
 	"github.com/muster-dev/muster/internal/gang/backends"
+	"github.com/muster-dev/muster/internal/leader"
 	"github.com/muster-dev/muster/internal/version"
 	musterwebhook "github.com/muster-dev/muster/internal/webhook"
 )
@@ -160,6 +162,21 @@ func run(f *flags) error {
 	if err != nil {
 		return err
 	}
+	// The operator makes its own Lease lock, so that its writes can be
+	// fenced by the lock's renewals (internal/leader).
+	var lock *leader.Lock
+	if f.leaderElect {
+		ns, err := operatorNamespace(f.leaderElectionNamespace)
+		if err != nil {
+			return fmt.Errorf("--leader-election-namespace is not set and %w", err)
+		}
+		var stopEvents func()
+		if lock, stopEvents, err = leader.NewLeaseLock(cfg, ns, leaseName, leader.DefaultTiming); err != nil {
+			return fmt.Errorf("creating the leader election lock: %w", err)
+		}
+		defer stopEvents()
+	}
+	timing := leader.DefaultTiming
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		WebhookServer:          webhookServer,
@@ -171,9 +188,11 @@ func run(f *flags) error {
 		LeaderElection:         f.leaderElect,
 		// The Lease is installed with the operator (config/manager/lease.yaml),
 		// so that uninstalling removes it; the operator only updates it.
-		LeaderElectionID:              "muster-operator.muster.dev",
-		LeaderElectionNamespace:       f.leaderElectionNamespace,
-		LeaderElectionReleaseOnCancel: true,
+		LeaderElectionResourceLockInterface: lockOrNil(lock),
+		LeaderElectionReleaseOnCancel:       true,
+		LeaseDuration:                       &timing.LeaseDuration,
+		RenewDeadline:                       &timing.RenewDeadline,
+		RetryPeriod:                         &timing.RetryPeriod,
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
@@ -193,6 +212,7 @@ func run(f *flags) error {
 		StatusClient:            statusClient,
 		Gang:                    gangs,
 		Kueue:                   f.kueue,
+		Fence:                   fenceOf(lock),
 	}); err != nil {
 		return fmt.Errorf("setting up controllers: %w", err)
 	}
@@ -235,13 +255,9 @@ func metricsOptions(f *flags) metricsserver.Options {
 // certificate. The pod is not ready until the server listens, so the
 // Service sends the API server nowhere else.
 func setupWebhooks(mgr ctrl.Manager, f webhookFlags, certsReady chan struct{}, gangBackends []musterv1.GangBackend) error {
-	ns := f.namespace
-	if ns == "" {
-		b, err := os.ReadFile(serviceAccountNamespace)
-		if err != nil {
-			return fmt.Errorf("--webhook-namespace is not set and the operator's namespace is unknown: %w", err)
-		}
-		ns = strings.TrimSpace(string(b))
+	ns, err := operatorNamespace(f.namespace)
+	if err != nil {
+		return fmt.Errorf("--webhook-namespace is not set and %w", err)
 	}
 	conversion, err := musterwebhook.ConversionConfigured(context.Background(), mgr.GetAPIReader())
 	if err != nil {
@@ -296,6 +312,19 @@ func gangOptions(f gangFlags) (controller.GangOptions, error) {
 	return controller.GangOptions{Default: def, Backends: adapters}, nil
 }
 
+// operatorNamespace is flag, or if empty the namespace the operator's pod
+// runs in.
+func operatorNamespace(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	b, err := os.ReadFile(serviceAccountNamespace)
+	if err != nil {
+		return "", fmt.Errorf("the operator's namespace is unknown: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
 // serviceAccountNamespace holds the namespace of the pod it is mounted in.
 const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
@@ -308,4 +337,25 @@ func splitNames(s string) []string {
 		}
 	}
 	return out
+}
+
+// leaseName is the leader election Lease's name.
+const leaseName = "muster-operator.muster.dev"
+
+// lockOrNil is lock as the manager's option: nil, not a nil *Lock, when
+// there is no election.
+func lockOrNil(lock *leader.Lock) resourcelock.Interface {
+	if lock == nil {
+		return nil
+	}
+	return lock
+}
+
+// fenceOf is the check every write of the controllers makes: none
+// without an election.
+func fenceOf(lock *leader.Lock) func() error {
+	if lock == nil {
+		return nil
+	}
+	return lock.Check
 }

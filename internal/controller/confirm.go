@@ -36,8 +36,9 @@ import (
 // the API server before it counts it, the first plan of each job that
 // would change anything after the operator starts, and every plan in
 // which a task's pod vanished, is checked: the job's pods are listed from
-// the API server, and if the cache shows other instances, the job waits
-// for it (expectations) instead of acting on the plan. Jobs that need no
+// the API server, and if the cache shows other instances, or older states
+// of them (a pod being deleted that the cache still shows running), the
+// job waits for it instead of acting on the plan. Jobs that need no
 // change after a start cost nothing; the rest, one list each.
 
 // confirmedJobs are the jobs this process has checked its pod cache for,
@@ -73,7 +74,7 @@ func (r *Reconciler) cacheBehind(ctx context.Context, job *musterv1.TrainingJob,
 		return false, nil
 	}
 	ok, err := r.confirmPods(ctx, job, cached, res.Vanished(), now)
-	return !ok, err
+	return !ok, r.accessLost(ctx, job, err)
 }
 
 // needsConfirming is whether the plan may be acted on only once the pod
@@ -108,12 +109,13 @@ func (r *Reconciler) confirmPods(ctx context.Context, job *musterv1.TrainingJob,
 		client.MatchingLabels{musterv1.LabelJobName: job.Name}); err != nil {
 		return false, fmt.Errorf("listing the job's pods: %w", err)
 	}
-	r.confirmed.add(client.ObjectKeyFromObject(job))
 	inCache := make(map[types.UID]bool, len(cached))
 	for _, p := range cached {
 		inCache[p.UID] = true
 	}
-	live := make(map[types.UID]bool, len(list.Items))
+	// live holds each pod's resourceVersion: the list is a consistent
+	// read, so a cached pod with another is an older state of it.
+	live := make(map[types.UID]string, len(list.Items))
 	liveNames := make(map[string]bool, len(list.Items))
 	var appear []plan.PodRef
 	for i := range list.Items {
@@ -121,15 +123,23 @@ func (r *Reconciler) confirmPods(ctx context.Context, job *musterv1.TrainingJob,
 		if !metav1.IsControlledBy(p, job) {
 			continue
 		}
-		live[p.UID], liveNames[p.Name] = true, true
+		live[p.UID], liveNames[p.Name] = p.ResourceVersion, true
 		if !inCache[p.UID] {
 			appear = append(appear, plan.PodRef{Name: p.Name, UID: p.UID})
 		}
 	}
 	var leave []types.UID
+	older := 0
 	for _, p := range cached {
-		if !live[p.UID] {
+		rv, ok := live[p.UID]
+		switch {
+		case !ok:
 			leave = append(leave, p.UID)
+		case rv != p.ResourceVersion:
+			// The same instance, as it was: a pod the API server shows
+			// being deleted may still run in the cache, and a plan
+			// made from that would take it for the task's current pod.
+			older++
 		}
 	}
 	for _, v := range vanished {
@@ -144,10 +154,16 @@ func (r *Reconciler) confirmPods(ctx context.Context, job *musterv1.TrainingJob,
 			appear = append(appear, *ref)
 		}
 	}
-	if len(appear) == 0 && len(leave) == 0 {
+	if len(appear) == 0 && len(leave) == 0 && older == 0 {
+		r.confirmed.add(client.ObjectKeyFromObject(job))
 		return true, nil
 	}
-	ctrl.LoggerFrom(ctx).V(2).Info("The pod cache is behind the API server; waiting for it", "notYetSeen", len(appear), "goneYetShown", len(leave))
+	// Not confirmed: the next plan that would act checks again. Pods to
+	// appear or leave hold the job's plans until the cache shows them (the
+	// expectations); an older state of a pod is caught up with by its
+	// next event, which brings the job back.
+	ctrl.LoggerFrom(ctx).V(2).Info("The pod cache is behind the API server; waiting for it",
+		"notYetSeen", len(appear), "goneYetShown", len(leave), "olderStates", older)
 	cacheWaits.Inc()
 	r.expect.expectView(job.UID, appear, leave, now)
 	return false, nil

@@ -2,16 +2,21 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/testutil"
 )
 
 // behindCache is a pod cache that has yet to show some pods.
@@ -149,5 +154,141 @@ func TestAPodWhoseLabelsWereChangedIsFoundAndMended(t *testing.T) {
 	}
 	if job := h.job(); job.Status.Restarts.Total != 0 || job.Status.Phase != musterv1.PhaseRunning {
 		t.Fatalf("after the labels were put back: restarts %+v, phase %s", job.Status.Restarts, job.Status.Phase)
+	}
+}
+
+// The operator's rights in a job's namespace are gone (its Role there was
+// deleted first, as a namespace's deletion may do) while the job's pods
+// are being deleted, one of them failed: the status write (or, for an
+// operator that has just started, the list that confirms its cache) is
+// refused, and the pods, whose ends can no longer be recorded, are
+// released, or the namespace would stay Terminating for ever.
+func TestPodsAreReleasedWhenTheNamespaceIsNoLongerTheOperators(t *testing.T) {
+	for _, started := range []bool{false, true} {
+		forbidden := false
+		refuse := func(obj client.Object) error {
+			if !forbidden {
+				return nil
+			}
+			return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, obj.GetName(), errors.New("no Role"))
+		}
+		h := newHarness(t, twoWorkers(), interceptor.Funcs{
+			SubResourcePatch: func(_ context.Context, _ client.Client, _ string, obj client.Object, _ client.Patch, _ ...client.SubResourcePatchOption) error {
+				return refuse(obj)
+			},
+		}, Options{})
+		if _, err := h.reconcile(); err != nil {
+			t.Fatal(err)
+		}
+		h.setPhase("j-worker-0", corev1.PodRunning)
+		h.setPhase("j-worker-1", corev1.PodRunning)
+		if _, err := h.reconcile(); err != nil {
+			t.Fatal(err)
+		}
+		failed := &corev1.Pod{}
+		if err := h.c.Get(context.Background(), types.NamespacedName{Namespace: h.key.Namespace, Name: "j-worker-0"}, failed); err != nil {
+			t.Fatal(err)
+		}
+		failed.Status = testutil.ExitedStatus(1, "Error", time.Unix(1000, 0))
+		if err := h.c.Status().Update(context.Background(), failed); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range h.pods() {
+			if err := h.c.Delete(context.Background(), &p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		forbidden = true
+		if started {
+			h.r = NewReconciler(h.c, h.rec, Options{Clock: h.r.opts.Clock, APIReader: refusingReader{h.c, refuse}})
+		}
+		if _, err := h.reconcile(); !apierrors.IsForbidden(err) {
+			t.Fatalf("started %t: reconcile: %v, want Forbidden", started, err)
+		}
+		if left := h.pods(); len(left) != 0 {
+			t.Errorf("started %t: %d pods still held", started, len(left))
+		}
+	}
+}
+
+// refusingReader lists through refuse first.
+type refusingReader struct {
+	client.Reader
+	refuse func(client.Object) error
+}
+
+func (r refusingReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := r.refuse(&corev1.Pod{}); err != nil {
+		return err
+	}
+	return r.Reader.List(ctx, list, opts...)
+}
+
+// olderCache shows some pods as they were.
+type olderCache struct {
+	client.Client
+	was map[string]corev1.Pod
+}
+
+func (c olderCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := c.Client.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	if pods, ok := list.(*corev1.PodList); ok {
+		for i, p := range pods.Items {
+			if old, ok := c.was[p.Name]; ok {
+				pods.Items[i] = old
+			}
+		}
+	}
+	return nil
+}
+
+// An operator that has just started reads a job whose spec changed, with a
+// pod cache that still shows running a pod the API server shows being
+// deleted (the same instance, an older state of it). Acting on that, it
+// would take the deleting pod for the task's current one and count its
+// end later as a restart; it waits for its cache instead.
+func TestAStartedOperatorWaitsForAPodsNewerState(t *testing.T) {
+	h := running(t)
+	was := map[string]corev1.Pod{}
+	for _, p := range h.pods() {
+		was[p.Name] = p
+	}
+	pod := was["j-worker-1"]
+	if err := h.c.Delete(context.Background(), &pod); err != nil {
+		t.Fatal(err)
+	}
+	// The fake client keeps no generations; the API server's would be
+	// observed by now.
+	job := h.job()
+	job.Status.ObservedGeneration = 1
+	if err := h.c.Status().Update(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	job = h.job()
+	job.Spec.Run.Execution = musterv1.ExecutionSuspend
+	if err := h.c.Update(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	writes := h.statusWrites
+	cache := olderCache{Client: h.c, was: map[string]corev1.Pod{"j-worker-1": was["j-worker-1"]}}
+	h.r = NewReconciler(cache, h.rec, Options{Clock: h.r.opts.Clock, APIReader: h.c})
+	res, err := h.reconcile()
+	var first corev1.Pod
+	if err := h.c.Get(context.Background(), types.NamespacedName{Namespace: pod.Namespace, Name: "j-worker-0"}, &first); err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || h.statusWrites != writes || first.DeletionTimestamp != nil || res.RequeueAfter == 0 {
+		t.Fatalf("planned on an older state of a pod: %v, %d status writes, worker 0 deleted %t, requeue %v",
+			err, h.statusWrites-writes, first.DeletionTimestamp != nil, res.RequeueAfter)
+	}
+	// Caught up: the suspension goes on.
+	h.r.client = h.c
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if h.statusWrites == writes {
+		t.Fatal("no status written once the cache caught up")
 	}
 }

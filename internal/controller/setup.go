@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/leader"
 )
 
 // CacheOptions limits the operator's cache to what it owns: pods and
@@ -189,8 +190,13 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("indexing pods by job: %w", err)
 	}
 	jobs.setSource(mgr.GetCache(), mgr.Elected())
-	if err := mgr.Add(&storageMigration{client: mgr.GetClient(), reader: mgr.GetAPIReader()}); err != nil {
+	// Every write of a leader-elected part goes through the fence.
+	c := leader.Fenced(mgr.GetClient(), opts.Fence)
+	if opts.StatusClient != nil {
+		opts.StatusClient = leader.Fenced(opts.StatusClient, opts.Fence)
+	}
+	if err := mgr.Add(&storageMigration{client: c, reader: mgr.GetAPIReader()}); err != nil {
 		return err
 	}
-	return NewReconciler(mgr.GetClient(), mgr.GetEventRecorder("muster-operator"), opts).SetupWithManager(mgr)
+	return NewReconciler(c, leader.FencedRecorder(mgr.GetEventRecorder("muster-operator"), opts.Fence), opts).SetupWithManager(mgr)
 }

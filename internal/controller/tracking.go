@@ -87,3 +87,18 @@ func (r *Reconciler) releaseOrphans(ctx context.Context, job types.NamespacedNam
 	}
 	return r.releasePods(ctx, job.Namespace, refs)
 }
+
+// accessLost handles err, a request for job that failed. A Forbidden one
+// means the operator has lost its rights in the job's namespace: in
+// namespaced mode its Role there can go before the pods it holds, as when
+// the namespace is deleted. No end can be recorded any more, so the job's
+// pods being deleted are released (the release is granted cluster-wide),
+// or the namespace's deletion would wait on them for ever. err is
+// returned, so the job is retried with back-off while it lasts.
+func (r *Reconciler) accessLost(ctx context.Context, job *musterv1.TrainingJob, err error) error {
+	if !apierrors.IsForbidden(err) {
+		return err
+	}
+	ctrl.LoggerFrom(ctx).Error(err, "The operator may not act in the job's namespace: releasing the job's pods being deleted, whose ends can no longer be recorded")
+	return errors.Join(err, r.releaseOrphans(ctx, client.ObjectKeyFromObject(job)))
+}

@@ -70,6 +70,10 @@ type Options struct {
 	// Kueue puts jobs with the kueue.x-k8s.io/queue-name label behind
 	// Kueue's quotas (its CRDs must be installed).
 	Kueue bool
+	// Fence, if set, is asked before every write and event: an error
+	// refuses it (internal/leader: a leader that woke from a pause past
+	// its lease must not act).
+	Fence func() error
 }
 
 func (o *Options) defaults(c client.Client) {
@@ -195,7 +199,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			log.V(4).Info("Status write conflicted, replanning")
 			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, nil
 		}
-		return ctrl.Result{}, fmt.Errorf("writing status: %w", err)
+		return ctrl.Result{}, r.accessLost(ctx, job, fmt.Errorf("writing status: %w", err))
 	}
 	if !written && (len(res.CreatePods) > 0 || len(res.DeletePods) > 0) {
 		if ok, err := r.fresh(ctx, job); err != nil || !ok {

@@ -257,7 +257,7 @@ func (s *sim) event() {
 // controller.confirmPods): the first plan of a job after the operator
 // starts that would change anything, and any plan in which a pod
 // vanished, is made on a cache that shows the same pods as the API
-// server, or waits for one that does. A cache behind the status would
+// server, in the same states, or waits for one that does. A cache behind the status would
 // otherwise count an end twice, or one that never happened. It reports
 // whether the plan may go on.
 func (s *sim) confirm(res Result) bool {
@@ -266,8 +266,8 @@ func (s *sim) confirm(res Result) bool {
 	if (s.confirmed || !changes) && len(res.Vanished()) == 0 {
 		return true
 	}
-	s.confirmed = true
-	if s.cache == nil || sameInstances(s.cache, s.pods) {
+	if s.cache == nil || sameStates(s.cache, s.pods) {
+		s.confirmed = true
 		return true
 	}
 	s.cache = nil
@@ -275,13 +275,14 @@ func (s *sim) confirm(res Result) bool {
 	return false
 }
 
-// sameInstances is whether two views hold the same pod instances.
-func sameInstances(a, b map[string]*corev1.Pod) bool {
+// sameStates is whether two views hold the same pod instances, each in
+// the same state (the controller compares resourceVersions).
+func sameStates(a, b map[string]*corev1.Pod) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for name, p := range a {
-		if q := b[name]; q == nil || q.UID != p.UID {
+		if q := b[name]; q == nil || !reflect.DeepEqual(p, q) {
 			return false
 		}
 	}

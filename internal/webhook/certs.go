@@ -43,6 +43,9 @@ type CertOptions struct {
 	// Conversion is whether the CRD converts through the operator
 	// (ConversionConfigured), and so gets the CA too.
 	Conversion bool
+	// ControllerName names the rotator's controller, unique in a process
+	// ("cert-rotator" when empty): tests run several rotators in one.
+	ControllerName string
 }
 
 // ConversionConfigured is whether the TrainingJob CRD calls a conversion
@@ -94,6 +97,7 @@ func AddCertRotator(mgr ctrl.Manager, o CertOptions, ready chan struct{}) error 
 		IsReady:               ready,
 		Webhooks:              webhooks,
 		FieldOwner:            "muster-operator",
+		ControllerName:        o.ControllerName,
 		RequireLeaderElection: false,
 	})
 	if err != nil {

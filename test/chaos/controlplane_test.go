@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -60,7 +61,8 @@ func restartComponents(names ...string) error {
 }
 
 // TestControlPlaneRestarts kills etcd and kube-apiserver together, then
-// kube-apiserver alone, in the middle of every scenario; the operator
+// kube-apiserver alone, at seeded random points of a round of every
+// scenario; the operator
 // keeps running through it and every job must end as undisturbed.
 //
 // kube-scheduler and kube-controller-manager are restarted with each of
@@ -79,14 +81,20 @@ func TestControlPlaneRestarts(t *testing.T) {
 	op := startOperator(t, "")
 	d := &driver{ctx: context.Background(), ns: ns}
 
+	// When each restart comes is drawn from the seed, over a round's life
+	// (about 30 s undisturbed): a job may be starting, restarting,
+	// rescaling or completing.
+	rnd := rand.New(rand.NewPCG(seed, 4))
+	first, second := time.Duration(1000+rnd.IntN(14000))*time.Millisecond, time.Duration(2000+rnd.IntN(12000))*time.Millisecond
+	t.Logf("restarting etcd and kube-apiserver %s in, and kube-apiserver alone %s after (seed %d)", first, second, seed)
 	disrupted := make(chan error, 1)
 	go func() {
-		time.Sleep(3 * time.Second)
+		time.Sleep(first)
 		if err := restartComponents("etcd", "kube-apiserver", "kube-scheduler", "kube-controller-manager"); err != nil {
 			disrupted <- fmt.Errorf("restarting etcd and kube-apiserver: %w", err)
 			return
 		}
-		time.Sleep(5 * time.Second)
+		time.Sleep(second)
 		if err := restartComponents("kube-apiserver", "kube-scheduler", "kube-controller-manager"); err != nil {
 			disrupted <- fmt.Errorf("restarting kube-apiserver: %w", err)
 			return

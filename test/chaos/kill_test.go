@@ -27,26 +27,7 @@ func TestOperatorSurvivesKills(t *testing.T) {
 	op := startOperator(t, "")
 	d := &driver{ctx: context.Background(), ns: ns}
 
-	rnd := rand.New(rand.NewPCG(seed, 1))
-	stop := make(chan struct{})
-	killerDone := make(chan struct{})
-	go func() {
-		defer close(killerDone)
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(time.Duration(200+rnd.IntN(2800)) * time.Millisecond):
-			}
-			op.kill()
-			// Sometimes at once, sometimes after the pods moved on.
-			time.Sleep(time.Duration(rnd.IntN(700)) * time.Millisecond)
-			if err := op.start(); err != nil {
-				t.Error(err)
-				return
-			}
-		}
-	}()
+	stopKilling := op.killEvery(t, rand.New(rand.NewPCG(seed, 1)), 200*time.Millisecond, 3*time.Second)
 	deadline := time.Now().Add(10 * time.Minute)
 	for round := 1; op.killCount() < minKills; round++ {
 		if time.Now().After(deadline) {
@@ -58,7 +39,7 @@ func TestOperatorSurvivesKills(t *testing.T) {
 			for _, s := range scenarios {
 				if want[s.name] != got[s.name] {
 					job := fmt.Sprintf("%s-r%d", s.name, round)
-					t.Logf("pods of %s:\n%s", job, m.historyOf(job))
+					t.Logf("pods of %s:\n%s", job, m.History(job))
 					t.Logf("operator log on %s:\n%s", job, grepFile(op.logPath, job))
 				}
 			}
@@ -67,8 +48,7 @@ func TestOperatorSurvivesKills(t *testing.T) {
 			break
 		}
 	}
-	close(stop)
-	<-killerDone
+	stopKilling()
 	t.Logf("operator killed %d times (seed %d)", op.killCount(), seed)
 	m.check(t)
 	for _, c := range op.crashed() {
@@ -91,7 +71,7 @@ func runRound(t *testing.T, d *driver, m *monitor, suffix string) map[string]out
 				return
 			}
 			o := outcomeOf(job)
-			o.Pods = m.podsCreated(job.Name)
+			o.Pods = m.PodsCreated(job.Name)
 			mu.Lock()
 			got[s.name] = o
 			mu.Unlock()

@@ -3,13 +3,17 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // leaseName is the operator's leader election Lease.
@@ -120,6 +124,86 @@ func TestLeaderStoppedCleanlyHandsOverAtOnce(t *testing.T) {
 		t.Errorf("the handover took %s: the stopped leader did not release its lease", took)
 	}
 	for _, c := range append(leader.crashed(), standby.crashed()...) {
+		t.Error("operator crashed:", c)
+	}
+}
+
+// TestPausedLeaderDoesNotAct pauses the leader (SIGSTOP) right after it
+// decided to act on a failed pod, past its lease, while the standby takes
+// over and replaces the pod; then wakes it with the view it was paused
+// with (its watches deliver nothing newer). The old leader must not write
+// again: its writes are fenced by its last renewal (internal/leader), and
+// it stops once it sees the lease lost. The failure is counted once.
+//
+// The old leader talks through a proxy that holds its writes from just
+// before the failure (so that its decision to act shows, and does not
+// land), fails them while it is paused, and counts every write that
+// reaches it after it wakes.
+func TestPausedLeaderDoesNotAct(t *testing.T) {
+	ns := namespace(t, "chaos-pause")
+	m := startMonitor(t, ns)
+	d := &driver{ctx: context.Background(), ns: ns}
+	gate := &pauseGate{}
+	kubeconfig, _ := faultProxy(t, faults{pause: gate})
+	elect := []string{"--leader-elect=true", "--leader-election-namespace=" + ns}
+	old := startOperator(t, kubeconfig, elect...)
+	first, err := waitHolder(ns, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	standby := startOperator(t, "", elect...)
+
+	const name = "paused"
+	if err := d.create(d.job(name).Role("w", 2).RestartPolicy(musterv1.RestartPolicyOnFailure).BackoffLimit(5)); err != nil {
+		t.Fatal(err)
+	}
+	pods, err := d.waitRunning(name, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gate.holdWrites()
+	failed := pods[0]
+	if err := d.exit(failed, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(d.ctx, 50*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return gate.heldWrites() > 0, nil
+	}); err != nil {
+		t.Fatalf("the leader never tried to act on the failed pod: %v", err)
+	}
+	gate.holdWatches()
+	if err := old.signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	gate.drop()
+	if _, err := waitHolder(ns, first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.waitRunning(name, 2, func(p corev1.Pod) bool { return p.UID != failed.UID }); err != nil {
+		t.Fatal(err)
+	}
+	gate.count()
+	exited := old.mayExit()
+	if err := old.signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(time.Minute):
+		t.Error("the woken leader did not stop within a minute of losing its lease")
+	}
+	if w := gate.countedWrites(); len(w) > 0 {
+		t.Errorf("the woken leader wrote %d times after losing its lease: %v", len(w), w)
+	}
+	job, err := d.finishAll(name, 2, musterv1.PhaseSucceeded)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := outcomeOf(job); o.Restarts != 1 || o.TaskRestarts != 1 {
+		t.Errorf("want the failure counted once; got %+v", o)
+	}
+	m.check(t)
+	for _, c := range standby.crashed() {
 		t.Error("operator crashed:", c)
 	}
 }

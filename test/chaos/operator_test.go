@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // operator is the operator binary run as a process of the test, started
@@ -16,6 +18,7 @@ import (
 // operator crashed.
 type operator struct {
 	args    []string
+	env     []string
 	logPath string
 
 	mu      sync.Mutex
@@ -33,11 +36,19 @@ type operator struct {
 // given.
 func startOperator(t *testing.T, kubeconfig string, extra ...string) *operator {
 	t.Helper()
+	return startOperatorEnv(t, nil, kubeconfig, extra...)
+}
+
+// startOperatorEnv is startOperator with env added to the process's
+// environment.
+func startOperatorEnv(t *testing.T, env []string, kubeconfig string, extra ...string) *operator {
+	t.Helper()
 	if kubeconfig == "" {
 		kubeconfig = cluster.Kubeconfig()
 	}
 	o := &operator{
 		logPath: filepath.Join(t.TempDir(), "operator.log"),
+		env:     env,
 		args: append([]string{
 			"--kubeconfig=" + kubeconfig,
 			"--leader-elect=false",
@@ -69,6 +80,7 @@ func (o *operator) start() error {
 	defer func() { _ = log.Close() }()
 	cmd := exec.Command(opBinary, o.args...)
 	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Env = append(os.Environ(), o.env...)
 	// It dies with the test, however the test ends.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -107,6 +119,52 @@ func (o *operator) stop() {
 	o.mu.Unlock()
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	<-exited
+}
+
+// killEvery kills the operator and starts it again, over and over, a
+// random time apart between min and max (drawn from rnd), until the
+// returned stop is called; stop waits for the last restart.
+func (o *operator) killEvery(t *testing.T, rnd *rand.Rand, minGap, maxGap time.Duration) (stop func()) {
+	t.Helper()
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			case <-time.After(minGap + time.Duration(rnd.Int64N(int64(maxGap-minGap)))):
+			}
+			o.kill()
+			// Sometimes at once, sometimes after the pods moved on.
+			time.Sleep(time.Duration(rnd.IntN(700)) * time.Millisecond)
+			if err := o.start(); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}
+
+// signal sends sig to the operator (SIGSTOP pauses it, SIGCONT wakes it).
+func (o *operator) signal(sig syscall.Signal) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.cmd.Process.Signal(sig)
+}
+
+// mayExit tells the operator's watcher that an exit from now on is not a
+// crash (a leader that lost its lease stops), and returns a channel
+// closed when it has exited.
+func (o *operator) mayExit() <-chan struct{} {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.killing = true
+	return o.exited
 }
 
 func (o *operator) killCount() int {

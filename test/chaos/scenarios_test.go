@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"testing"
@@ -195,12 +196,44 @@ func (d *driver) waitRunning(name string, n int, check func(corev1.Pod) bool) ([
 
 // exit makes a fake node's pod end with code, as its kubelet would report
 // it: KWOK's completion stage acts on the annotations.
+//
+// The patch names the pod's UID, so that it cannot land on another pod: a
+// try that timed out may have landed, the pod ended and its replacement
+// took the name, and a retry by name alone would end the replacement too
+// (a failure the scenario never asked for). The API server refuses a patch
+// that changes the UID (the field is immutable), and a pod that is gone,
+// or whose name another UID holds, has ended: the earlier try landed.
 func (d *driver) exit(pod corev1.Pod, code int) error {
-	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:"0s",%q:%q}}}`,
+	patch := fmt.Sprintf(`{"metadata":{"uid":%q,"annotations":{%q:"0s",%q:%q}}}`, pod.UID,
 		devcluster.KWOKCompleteDelayAnnotation, devcluster.KWOKExitCodeAnnotation, strconv.Itoa(code))
 	return d.retry(func(ctx context.Context) error {
-		return k8s.Patch(ctx, pod.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch)))
+		err := k8s.Patch(ctx, pod.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(patch)))
+		if apierrors.IsNotFound(err) || otherUID(err) {
+			return nil
+		}
+		return err
 	})
+}
+
+// otherUID is whether a write naming a UID was refused because the object
+// of that name has another.
+func otherUID(err error) bool {
+	if apierrors.IsConflict(err) {
+		return true
+	}
+	if !apierrors.IsInvalid(err) {
+		return false
+	}
+	var status apierrors.APIStatus
+	if !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	for _, c := range status.Status().Details.Causes {
+		if c.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
 }
 
 // exitTask ends the running pod of one task and waits until its

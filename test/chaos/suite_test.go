@@ -22,7 +22,9 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/muster-dev/muster/test/framework"
 	"github.com/muster-dev/muster/tools/devcluster"
@@ -45,6 +47,8 @@ func TestMain(m *testing.M) {
 }
 
 func runSuite(m *testing.M) int {
+	// The monitor's informers log through controller-runtime.
+	ctrllog.SetLogger(logr.Discard())
 	if os.Geteuid() != 0 {
 		fmt.Fprintln(os.Stderr, "chaos: must run as root: the local cluster's process node needs it")
 		return 1

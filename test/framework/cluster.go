@@ -135,6 +135,9 @@ func (c *Cluster) NamespaceNamed(t *testing.T, g gomega.Gomega, name string) {
 	t.Cleanup(func() {
 		_ = c.Clientset.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
+	// Registered after the deletion, so it runs before it: a failed test
+	// shows its namespace's jobs and where their pods are.
+	c.DumpOnFailure(t, Dump{Namespace: name})
 	waitDefaultServiceAccount(g, c.Clientset, name)
 }
 

@@ -12,6 +12,8 @@ import (
 	"github.com/onsi/gomega"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
@@ -128,6 +130,31 @@ func TestNamespacedOperatorNeedsOnlyTheChartsRoles(t *testing.T) {
 	unwatched.g.Expect(k8s.Get(unwatched.ctx(), client.ObjectKey{Namespace: operatorNamespace, Name: "muster-operator-namespaced-test"}, lease)).To(gomega.Succeed())
 
 	unwatched.g.Expect(refused.list()).To(gomega.BeEmpty(), "requests the API server refused the operator")
+
+	// The release rule lets the operator patch any pod; the chart's
+	// admission policy keeps it to releasing its finalizer.
+	asOperator, err := client.New(sa, client.Options{Scheme: scheme})
+	unwatched.g.Expect(err).NotTo(gomega.HaveOccurred())
+	pod := teamB.pods("queued")[0]
+	changed := pod.DeepCopy()
+	changed.Spec.Containers[0].Image = "elsewhere.example/other:1"
+	unwatched.g.Expect(asOperator.Patch(unwatched.ctx(), changed, client.MergeFrom(&pod))).
+		To(gomega.MatchError(gomega.ContainSubstring("does not change what a pod runs")))
+	changed = pod.DeepCopy()
+	changed.Finalizers = append(changed.Finalizers, "example.com/other")
+	unwatched.g.Expect(asOperator.Patch(unwatched.ctx(), changed, client.MergeFrom(&pod))).
+		To(gomega.MatchError(gomega.ContainSubstring("only removes its own finalizer")))
+
+	// A watched namespace is deleted, and the operator's Roles there go
+	// before the pods it holds: the namespace controller deletes in no set
+	// order, so the test deletes the RoleBindings first. The pods' tracking
+	// finalizers are still released (the chart's cluster-wide release
+	// rule), and the namespace goes.
+	teamA.g.Expect(k8s.DeleteAllOf(teamA.ctx(), &rbacv1.RoleBinding{}, client.InNamespace(teamA.ns))).To(gomega.Succeed())
+	teamA.g.Expect(k8s.Delete(teamA.ctx(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: teamA.ns}})).To(gomega.Succeed())
+	teamA.g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(teamA.ctx(), client.ObjectKey{Name: teamA.ns}, &corev1.Namespace{}))
+	}, time.Minute, interval).Should(gomega.BeTrue(), "the deleted namespace %s is gone", teamA.ns)
 }
 
 // grantChartRBAC creates the objects of namespacedRBAC and deletes them

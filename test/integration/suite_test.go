@@ -161,7 +161,7 @@ func startGarbageCollector(env *envtest.Environment, bin string) (func(), error)
 		return nil, err
 	}
 	cmd := exec.Command(filepath.Join(bin, "kube-controller-manager"),
-		"--kubeconfig="+path, "--controllers=garbagecollector,podgroup-protection-controller", "--feature-gates=GenericWorkload=true", "--leader-elect=false",
+		"--kubeconfig="+path, "--controllers=garbagecollector,namespace,podgroup-protection-controller", "--feature-gates=GenericWorkload=true", "--leader-elect=false",
 		"--bind-address=127.0.0.1", "--secure-port=0", "--concurrent-gc-syncs=5", "-v=0")
 	logFile, err := os.Create(filepath.Join(dir, "kcm.log"))
 	if err != nil {

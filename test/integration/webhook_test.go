@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -65,7 +66,7 @@ func TestCertRotatorBootstrapsTheWebhookServer(t *testing.T) {
 	e.g.Expect(err).NotTo(gomega.HaveOccurred())
 	e.g.Expect(musterwebhook.AddCertRotator(mgr, musterwebhook.CertOptions{
 		Namespace: e.ns, ServiceName: "muster-webhook", SecretName: secretName, CertDir: certDir,
-		ValidatingConfig: validating.Name,
+		ValidatingConfig: validating.Name, ControllerName: "cert-rotator-" + e.ns,
 	}, ready)).To(gomega.Succeed())
 	e.g.Expect(musterwebhook.Register(mgr)).To(gomega.Succeed())
 	started := mgr.GetWebhookServer().StartedChecker()
@@ -103,6 +104,131 @@ func TestCertRotatorBootstrapsTheWebhookServer(t *testing.T) {
 		}
 		return conn.Close()
 	}, timeout, interval).Should(gomega.Succeed())
+}
+
+// Both operator replicas run the certificate rotator (each serves
+// webhooks, and must not wait for the lease to get its certificate). Two
+// rotators started together on an empty Secret settle on one certificate:
+// the first write wins (the other's update conflicts and it takes the
+// Secret's), the webhook configuration gets that CA, and nothing changes
+// after, so the API server is never left with a CA one replica does not
+// serve under.
+func TestTwoReplicasRotatorsAgreeOnOneCertificate(t *testing.T) {
+	e := newEnv(t)
+	const secretName = "muster-webhook-cert"
+	e.g.Expect(k8s.Create(e.ctx(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: e.ns}})).To(gomega.Succeed())
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-validating"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name: "v.muster.dev",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+				Namespace: e.ns, Name: "muster-webhook", Path: ptr.To("/validate"),
+			}},
+			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"muster.dev/never": "true"}},
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	e.g.Expect(k8s.Create(e.ctx(), validating)).To(gomega.Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), validating) })
+
+	type replica struct {
+		certDir string
+		ready   chan struct{}
+	}
+	replicas := make([]replica, 2)
+	for i := range replicas {
+		r := replica{certDir: t.TempDir(), ready: make(chan struct{})}
+		replicas[i] = r
+		mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+			Scheme:        scheme,
+			Metrics:       metricsserver.Options{BindAddress: "0"},
+			WebhookServer: musterwebhook.NewServer(webhook.Options{Host: "127.0.0.1", Port: freePort(t), CertDir: r.certDir}, r.ready),
+		})
+		e.g.Expect(err).NotTo(gomega.HaveOccurred())
+		e.g.Expect(musterwebhook.AddCertRotator(mgr, musterwebhook.CertOptions{
+			Namespace: e.ns, ServiceName: "muster-webhook", SecretName: secretName, CertDir: r.certDir,
+			ValidatingConfig: validating.Name, ControllerName: fmt.Sprintf("cert-rotator-%s-%d", e.ns, i),
+		}, r.ready)).To(gomega.Succeed())
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- mgr.Start(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			e.g.Expect(<-done).To(gomega.Succeed())
+		})
+	}
+
+	secret := &corev1.Secret{}
+	e.g.Eventually(func(g gomega.Gomega) {
+		g.Expect(k8s.Get(e.ctx(), client.ObjectKey{Namespace: e.ns, Name: secretName}, secret)).To(gomega.Succeed())
+		g.Expect(secret.Data).To(gomega.HaveKey("tls.crt"))
+	}, timeout, interval).Should(gomega.Succeed())
+	// The kubelet mounts the Secret into each replica's pod.
+	for _, r := range replicas {
+		for _, name := range []string{"tls.crt", "tls.key"} {
+			e.g.Expect(os.WriteFile(filepath.Join(r.certDir, name), secret.Data[name], 0o600)).To(gomega.Succeed())
+		}
+	}
+	for _, r := range replicas {
+		e.g.Eventually(r.ready, timeout).Should(gomega.BeClosed())
+	}
+	e.g.Consistently(func(g gomega.Gomega) {
+		now := &corev1.Secret{}
+		g.Expect(k8s.Get(e.ctx(), client.ObjectKeyFromObject(secret), now)).To(gomega.Succeed())
+		g.Expect(now.Data).To(gomega.Equal(secret.Data), "the Secret changed after both replicas were ready")
+		vwc := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		g.Expect(k8s.Get(e.ctx(), client.ObjectKeyFromObject(validating), vwc)).To(gomega.Succeed())
+		g.Expect(vwc.Webhooks[0].ClientConfig.CABundle).To(gomega.Equal(secret.Data["ca.crt"]))
+	}, 3*time.Second, 200*time.Millisecond).Should(gomega.Succeed())
+}
+
+// Muster's admission webhook is down (installed with failurePolicy Fail):
+// a user's new job is refused with an error that names the webhook, so
+// nothing is made for it, and so is an edit of a job's spec; a label edit
+// still goes through (the webhook is not called when the spec is
+// unchanged), and the running job is not lost: its failed pod is counted
+// and replaced, and it completes.
+func TestJobsOutliveTheWebhook(t *testing.T) {
+	e := newEnv(t)
+	e.create(e.job("running").Role("w", 2).RestartPolicy(musterv1.RestartPolicyOnFailure).BackoffLimit(3).Obj())
+	pods := e.runAll("running", 2)
+	e.waitPhase("running", musterv1.PhaseRunning)
+
+	// The installed configuration, for this namespace only, calling an
+	// address nobody listens on.
+	installed := &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	e.g.Expect(k8s.Get(e.ctx(), client.ObjectKey{Name: musterwebhook.ValidatingConfigName}, installed)).To(gomega.Succeed())
+	down := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-down"}}
+	for _, w := range installed.Webhooks {
+		w.ClientConfig.Service = nil
+		w.ClientConfig.URL = ptr.To(fmt.Sprintf("https://127.0.0.1:%d/validate-muster-dev-v1beta1-trainingjob", freePort(t)))
+		w.NamespaceSelector = &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: e.ns}}
+		down.Webhooks = append(down.Webhooks, w)
+	}
+	e.g.Expect(down.Webhooks).NotTo(gomega.BeEmpty())
+	e.g.Expect(k8s.Create(e.ctx(), down)).To(gomega.Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), down) })
+
+	e.g.Eventually(func() error {
+		return k8s.Create(e.ctx(), e.job("refused").Role("w", 1).Obj())
+	}, timeout, interval).Should(gomega.MatchError(gomega.ContainSubstring(`failed calling webhook "vtrainingjob.muster.dev"`)))
+	e.g.Expect(apierrors.IsNotFound(k8s.Get(e.ctx(), client.ObjectKey{Namespace: e.ns, Name: "refused"}, &musterv1.TrainingJob{}))).To(gomega.BeTrue())
+	e.g.Expect(e.update("running", func(j *musterv1.TrainingJob) { j.Spec.FailurePolicy.BackoffLimit = ptr.To[int32](5) })).
+		To(gomega.MatchError(gomega.ContainSubstring("failed calling webhook")))
+	e.g.Expect(e.update("running", func(j *musterv1.TrainingJob) { j.Labels = map[string]string{"team": "a"} })).To(gomega.Succeed())
+
+	e.exit(&pods[0], 1, "Error")
+	e.run(e.waitPod(pods[0].Name, string(pods[0].UID)))
+	e.eventuallyJob("running", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Restarts.Total).To(gomega.Equal(int32(1)))
+		g.Expect(j.Status.Phase).To(gomega.Equal(musterv1.PhaseRunning))
+	})
+	for _, p := range e.pods("running") {
+		e.exit(&p, 0, "Completed")
+	}
+	job := e.waitPhase("running", musterv1.PhaseSucceeded)
+	e.g.Expect(job.Status.Restarts.Total).To(gomega.Equal(int32(1)))
 }
 
 func freePort(t *testing.T) int {

@@ -110,19 +110,6 @@ func (a *APIServer) Admit(obj map[string]any) field.ErrorList {
 	return a.validate(obj)
 }
 
-// ValidateJob returns what the API server would refuse in job, as it is:
-// a status write of a job is validated whole, against the schema and the
-// CEL rules.
-func (a *APIServer) ValidateJob(job *musterv1.TrainingJob) field.ErrorList {
-	job = job.DeepCopy()
-	job.APIVersion, job.Kind = musterv1.GroupVersion.String(), "TrainingJob"
-	obj, err := runtimeobj.DefaultUnstructuredConverter.ToUnstructured(job)
-	if err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	return a.validate(obj)
-}
-
 // ValidateStatus returns what the API server would refuse in the job's
 // status: its schema's bounds (lengths, counts, enums, formats) and list
 // types. The status schema has no CEL rules (Load checks).
