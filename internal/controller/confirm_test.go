@@ -39,7 +39,13 @@ func (c behindCache) List(ctx context.Context, list client.ObjectList, opts ...c
 // operator process.
 func running(t *testing.T) *harness {
 	t.Helper()
-	h := newHarness(t, twoWorkers(), interceptor.Funcs{}, Options{})
+	return runningWith(t, interceptor.Funcs{})
+}
+
+// runningWith is running with the test's interceptors.
+func runningWith(t *testing.T, funcs interceptor.Funcs) *harness {
+	t.Helper()
+	h := newHarness(t, twoWorkers(), funcs, Options{})
 	if _, err := h.reconcile(); err != nil {
 		t.Fatal(err)
 	}
@@ -172,19 +178,11 @@ func TestPodsAreReleasedWhenTheNamespaceIsNoLongerTheOperators(t *testing.T) {
 			}
 			return apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, obj.GetName(), errors.New("no Role"))
 		}
-		h := newHarness(t, twoWorkers(), interceptor.Funcs{
+		h := runningWith(t, interceptor.Funcs{
 			SubResourcePatch: func(_ context.Context, _ client.Client, _ string, obj client.Object, _ client.Patch, _ ...client.SubResourcePatchOption) error {
 				return refuse(obj)
 			},
-		}, Options{})
-		if _, err := h.reconcile(); err != nil {
-			t.Fatal(err)
-		}
-		h.setPhase("j-worker-0", corev1.PodRunning)
-		h.setPhase("j-worker-1", corev1.PodRunning)
-		if _, err := h.reconcile(); err != nil {
-			t.Fatal(err)
-		}
+		})
 		failed := &corev1.Pod{}
 		if err := h.c.Get(context.Background(), types.NamespacedName{Namespace: h.key.Namespace, Name: "j-worker-0"}, failed); err != nil {
 			t.Fatal(err)

@@ -36,24 +36,7 @@ import (
 // certificate the API server trusts for the Service's name.
 func TestCertRotatorBootstrapsTheWebhookServer(t *testing.T) {
 	e := newEnv(t)
-	const secretName = "muster-webhook-cert"
-	e.g.Expect(k8s.Create(e.ctx(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: e.ns}})).To(gomega.Succeed())
-	// A configuration of this test's own: the suite's is served by envtest.
-	// It selects no namespace, so it never calls anything.
-	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-validating"},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name: "v.muster.dev",
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
-				Namespace: e.ns, Name: "muster-webhook", Path: ptr.To("/validate"),
-			}},
-			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"muster.dev/never": "true"}},
-			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-			AdmissionReviewVersions: []string{"v1"},
-		}},
-	}
-	e.g.Expect(k8s.Create(e.ctx(), validating)).To(gomega.Succeed())
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), validating) })
+	validating := rotatorTargets(t, e)
 
 	certDir := t.TempDir()
 	port := freePort(t)
@@ -115,22 +98,7 @@ func TestCertRotatorBootstrapsTheWebhookServer(t *testing.T) {
 // serve under.
 func TestTwoReplicasRotatorsAgreeOnOneCertificate(t *testing.T) {
 	e := newEnv(t)
-	const secretName = "muster-webhook-cert"
-	e.g.Expect(k8s.Create(e.ctx(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: e.ns}})).To(gomega.Succeed())
-	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-validating"},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name: "v.muster.dev",
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
-				Namespace: e.ns, Name: "muster-webhook", Path: ptr.To("/validate"),
-			}},
-			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"muster.dev/never": "true"}},
-			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
-			AdmissionReviewVersions: []string{"v1"},
-		}},
-	}
-	e.g.Expect(k8s.Create(e.ctx(), validating)).To(gomega.Succeed())
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), validating) })
+	validating := rotatorTargets(t, e)
 
 	type replica struct {
 		certDir string
@@ -229,6 +197,33 @@ func TestJobsOutliveTheWebhook(t *testing.T) {
 	}
 	job := e.waitPhase("running", musterv1.PhaseSucceeded)
 	e.g.Expect(job.Status.Restarts.Total).To(gomega.Equal(int32(1)))
+}
+
+// secretName is the Secret the rotator tests keep the certificate in.
+const secretName = "muster-webhook-cert"
+
+// rotatorTargets makes the empty Secret a rotator fills, and a webhook
+// configuration of the test's own for it to inject its CA into (the
+// suite's is served by envtest); it selects no namespace, so it never
+// calls anything.
+func rotatorTargets(t *testing.T, e *env) *admissionregistrationv1.ValidatingWebhookConfiguration {
+	t.Helper()
+	e.g.Expect(k8s.Create(e.ctx(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: e.ns}})).To(gomega.Succeed())
+	validating := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: e.ns + "-validating"},
+		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+			Name: "v.muster.dev",
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{Service: &admissionregistrationv1.ServiceReference{
+				Namespace: e.ns, Name: "muster-webhook", Path: ptr.To("/validate"),
+			}},
+			NamespaceSelector:       &metav1.LabelSelector{MatchLabels: map[string]string{"muster.dev/never": "true"}},
+			SideEffects:             ptr.To(admissionregistrationv1.SideEffectClassNone),
+			AdmissionReviewVersions: []string{"v1"},
+		}},
+	}
+	e.g.Expect(k8s.Create(e.ctx(), validating)).To(gomega.Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), validating) })
+	return validating
 }
 
 func freePort(t *testing.T) int {
