@@ -42,6 +42,7 @@ type flags struct {
 	podEventBatch           time.Duration
 	statusBatch             time.Duration
 	metricsAddr, healthAddr string
+	metricsServiceName      string
 	pprofAddr               string
 	metricsSecure           bool
 	metricsCertDir          string
@@ -64,7 +65,10 @@ type webhookFlags struct {
 	enable                                      bool
 	port                                        int
 	certDir, serviceName, secretName, namespace string
-	hostNames                                   string
+	// metricsService is the metrics Service the certificate also names,
+	// when the metrics endpoint serves with it.
+	metricsService string
+	hostNames      string
 }
 
 func parseFlags() *flags {
@@ -89,6 +93,7 @@ func parseFlags() *flags {
 	// server authenticates and authorizes (get on the non-resource URL
 	// /metrics, e.g. through the muster-metrics-reader ClusterRole) reads
 	// them, over TLS.
+	flag.StringVar(&f.metricsServiceName, "metrics-service-name", "muster-operator-metrics", "the metrics endpoint's Service, which its certificate names when it serves with the webhook's (HTTPS, no --metrics-cert-dir, webhooks on)")
 	flag.BoolVar(&f.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to clients the API server authenticates (TokenReview) and authorizes (SubjectAccessReview); false serves plain HTTP to anyone")
 	flag.StringVar(&f.metricsCertDir, "metrics-cert-dir", "", "folder with tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate)")
 	flag.StringVar(&f.healthAddr, "health-probe-bind-address", ":8081", "address of the /healthz and /readyz endpoints")
@@ -182,7 +187,7 @@ func run(f *flags) error {
 		WebhookServer:          webhookServer,
 		Cache:                  controller.CacheOptions(namespaces, gangs, f.kueue),
 		Client:                 controller.ClientOptions(),
-		Metrics:                metricsOptions(f),
+		Metrics:                managerMetrics(f),
 		HealthProbeBindAddress: f.healthAddr,
 		PprofBindAddress:       f.pprofAddr,
 		LeaderElection:         f.leaderElect,
@@ -216,6 +221,9 @@ func run(f *flags) error {
 	}); err != nil {
 		return fmt.Errorf("setting up controllers: %w", err)
 	}
+	if err := addMetrics(mgr, f, certsReady); err != nil {
+		return err
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return err
 	}
@@ -223,7 +231,11 @@ func run(f *flags) error {
 		return err
 	}
 	if f.webhooks.enable {
-		if err := setupWebhooks(mgr, f.webhooks, certsReady, slices.Collect(maps.Keys(gangs.Backends))); err != nil {
+		w := f.webhooks
+		if servesMetricsWithWebhookCert(f) {
+			w.metricsService = f.metricsServiceName
+		}
+		if err := setupWebhooks(mgr, w, certsReady, slices.Collect(maps.Keys(gangs.Backends))); err != nil {
 			return err
 		}
 	}
@@ -251,6 +263,41 @@ func metricsOptions(f *flags) metricsserver.Options {
 	return o
 }
 
+// servesMetricsWithWebhookCert is whether the metrics endpoint uses the
+// webhook's certificate: over HTTPS, with no certificate of its own given,
+// and the webhook's rotator running. Its CA (ca.crt of the rotator's
+// Secret) then verifies the endpoint too, for a scraper (the chart's
+// ServiceMonitor) to check whom it talks to; otherwise the certificate is
+// self-signed.
+func servesMetricsWithWebhookCert(f *flags) bool {
+	return f.metricsSecure && f.metricsCertDir == "" && f.webhooks.enable && f.metricsAddr != "0"
+}
+
+// managerMetrics is the manager's own metrics server's options: none when
+// the operator serves them with the webhook's certificate (addMetrics).
+func managerMetrics(f *flags) metricsserver.Options {
+	if servesMetricsWithWebhookCert(f) {
+		return metricsserver.Options{BindAddress: "0"}
+	}
+	return metricsOptions(f)
+}
+
+// addMetrics serves the metrics with the webhook's certificate once the
+// rotator has it in place (certsReady): read from the folder the Secret is
+// mounted in, and read again whenever it changes.
+func addMetrics(mgr ctrl.Manager, f *flags, certsReady <-chan struct{}) error {
+	if !servesMetricsWithWebhookCert(f) {
+		return nil
+	}
+	o := metricsOptions(f)
+	o.CertDir = f.webhooks.certDir
+	srv, err := metricsserver.NewServer(o, mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return fmt.Errorf("creating the metrics server: %w", err)
+	}
+	return mgr.Add(musterwebhook.AfterCertificate(srv, certsReady))
+}
+
 // setupWebhooks registers the admission webhook and the rotator of its
 // certificate. The pod is not ready until the server listens, so the
 // Service sends the API server nowhere else.
@@ -264,12 +311,13 @@ func setupWebhooks(mgr ctrl.Manager, f webhookFlags, certsReady chan struct{}, g
 		return err
 	}
 	if err := musterwebhook.AddCertRotator(mgr, musterwebhook.CertOptions{
-		Namespace:   ns,
-		ServiceName: f.serviceName,
-		SecretName:  f.secretName,
-		CertDir:     f.certDir,
-		HostNames:   splitNames(f.hostNames),
-		Conversion:  conversion,
+		Namespace:          ns,
+		ServiceName:        f.serviceName,
+		SecretName:         f.secretName,
+		CertDir:            f.certDir,
+		HostNames:          splitNames(f.hostNames),
+		Conversion:         conversion,
+		MetricsServiceName: f.metricsService,
 	}, certsReady); err != nil {
 		return err
 	}

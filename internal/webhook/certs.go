@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	crwebhook "sigs.k8s.io/controller-runtime/pkg/webhook"
 )
 
@@ -43,6 +44,10 @@ type CertOptions struct {
 	// Conversion is whether the CRD converts through the operator
 	// (ConversionConfigured), and so gets the CA too.
 	Conversion bool
+	// MetricsServiceName, if set, is the Service of the operator's metrics
+	// endpoint, which serves with the same certificate: it names that
+	// Service's DNS names too.
+	MetricsServiceName string
 	// ControllerName names the rotator's controller, unique in a process
 	// ("cert-rotator" when empty): tests run several rotators in one.
 	ControllerName string
@@ -80,6 +85,11 @@ func ConversionConfigured(ctx context.Context, r client.Reader) (bool, error) {
 // serves webhooks and must not wait for the lease to get its certificate.
 func AddCertRotator(mgr ctrl.Manager, o CertOptions, ready chan struct{}) error {
 	svc := fmt.Sprintf("%s.%s.svc", o.ServiceName, o.Namespace)
+	names := append([]string{svc + ".cluster.local"}, o.HostNames...)
+	if o.MetricsServiceName != "" {
+		metrics := fmt.Sprintf("%s.%s.svc", o.MetricsServiceName, o.Namespace)
+		names = append(names, metrics, metrics+".cluster.local")
+	}
 	if o.ValidatingConfig == "" {
 		o.ValidatingConfig = ValidatingConfigName
 	}
@@ -93,7 +103,7 @@ func AddCertRotator(mgr ctrl.Manager, o CertOptions, ready chan struct{}) error 
 		CAName:                "muster-webhook-ca",
 		CAOrganization:        "muster.dev",
 		DNSName:               svc,
-		ExtraDNSNames:         append([]string{svc + ".cluster.local"}, o.HostNames...),
+		ExtraDNSNames:         names,
 		IsReady:               ready,
 		Webhooks:              webhooks,
 		FieldOwner:            "muster-operator",
@@ -105,6 +115,29 @@ func AddCertRotator(mgr ctrl.Manager, o CertOptions, ready chan struct{}) error 
 	}
 	return nil
 }
+
+// AfterCertificate is r started only once ready is closed: a server that
+// reads the rotator's certificate from its folder would fail to start
+// before. It runs on every replica, leading or not, like the rotator.
+func AfterCertificate(r manager.Runnable, ready <-chan struct{}) manager.Runnable {
+	return &afterCertificate{r: r, ready: ready}
+}
+
+type afterCertificate struct {
+	r     manager.Runnable
+	ready <-chan struct{}
+}
+
+func (a *afterCertificate) Start(ctx context.Context) error {
+	select {
+	case <-a.ready:
+	case <-ctx.Done():
+		return nil
+	}
+	return a.r.Start(ctx)
+}
+
+func (a *afterCertificate) NeedLeaderElection() bool { return false }
 
 // NewServer is a webhook server that starts listening only once ready is
 // closed. Before that its CertDir may still be empty, and the server would

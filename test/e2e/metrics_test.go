@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
@@ -15,6 +16,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/muster-dev/muster/test/framework"
 )
 
 // The operator's metrics port, as config/dev publishes it on the node.
@@ -22,7 +25,8 @@ const metricsURL = "https://127.0.0.1:16268/metrics"
 
 // The operator serves its metrics only to a client the API server
 // authenticates and authorizes: no token is refused, a token without the
-// muster-metrics-reader role is forbidden, a token with it reads them.
+// muster-metrics-reader role is forbidden, a token with it reads them; and
+// the scraper can tell it is the operator (the rotator's CA verifies it).
 func TestMetricsNeedAuthorization(t *testing.T) {
 	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
@@ -55,10 +59,16 @@ type scraped struct {
 }
 
 // scrape reads the metrics endpoint with a bearer token ("" sends none).
-// The certificate is the operator's self-signed one.
+// It checks whom it talks to as the chart's ServiceMonitor does: the
+// operator serves metrics with the webhook's certificate, which names the
+// metrics Service and chains to the CA in the rotator's Secret.
 func scrape(g gomega.Gomega, token string) scraped {
+	secret, err := cs.CoreV1().Secrets(framework.OperatorNamespace).Get(context.Background(), "muster-webhook-cert", metav1.GetOptions{})
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	roots := x509.NewCertPool()
+	g.Expect(roots.AppendCertsFromPEM(secret.Data["ca.crt"])).To(gomega.BeTrue(), "the rotator's Secret holds no CA")
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed by design; the test checks authorization, not identity
+		TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "muster-operator-metrics." + framework.OperatorNamespace + ".svc"},
 	}}
 	req, err := http.NewRequest(http.MethodGet, metricsURL, nil)
 	g.Expect(err).NotTo(gomega.HaveOccurred())

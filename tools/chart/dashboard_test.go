@@ -555,7 +555,14 @@ func TestServiceMonitor(t *testing.T) {
 				Interval        string `json:"interval"`
 				BearerTokenFile string `json:"bearerTokenFile"`
 				TLSConfig       struct {
-					InsecureSkipVerify bool `json:"insecureSkipVerify"`
+					InsecureSkipVerify bool   `json:"insecureSkipVerify"`
+					ServerName         string `json:"serverName"`
+					CA                 struct {
+						Secret struct {
+							Name string `json:"name"`
+							Key  string `json:"key"`
+						} `json:"secret"`
+					} `json:"ca"`
 				} `json:"tlsConfig"`
 			} `json:"endpoints"`
 		} `json:"spec"`
@@ -575,8 +582,16 @@ func TestServiceMonitor(t *testing.T) {
 	}
 	ep := mon.Spec.Endpoints[0]
 	if ep.Scheme != "https" || ep.Path != "/metrics" || ep.Interval != "30s" ||
-		ep.BearerTokenFile != "/var/run/secrets/kubernetes.io/serviceaccount/token" || !ep.TLSConfig.InsecureSkipVerify {
+		ep.BearerTokenFile != "/var/run/secrets/kubernetes.io/serviceaccount/token" {
 		t.Errorf("endpoint %+v", ep)
+	}
+	// The operator serves metrics with the webhook's certificate: the
+	// scraper verifies it against the rotator's CA, for the metrics
+	// Service's name.
+	tc := ep.TLSConfig
+	if tc.InsecureSkipVerify || tc.CA.Secret.Name != "muster-webhook-cert" || tc.CA.Secret.Key != "ca.crt" ||
+		tc.ServerName != "muster-operator-metrics."+namespace+".svc" {
+		t.Errorf("tlsConfig %+v: want the rotator's CA and the metrics Service's name", tc)
 	}
 	// The selector picks the metrics Service, not the webhook's, and the
 	// endpoint's port is one of its ports.
