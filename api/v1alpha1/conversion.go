@@ -28,6 +28,7 @@ import (
 //   - the rule action TerminateJob is FailJob, which v1beta1 never retries;
 //     v1alpha1's FailJob, which retry could still undo, is FailJob too.
 //   - spec.run.suspend is spec.run.execution: Suspend.
+//   - status.mpi is new: v1alpha1 keeps it in the annotation alone.
 //   - classification.disabled is enabled, skipInitContainers is
 //     runInitContainers; spec.scheduling.queue is volcanoQueue,
 //     status.scheduling.queue is localQueue, spec.runtime.volcano is
@@ -74,6 +75,9 @@ type betaFields struct {
 	Retry         *kept[*v1beta1.RetryPolicy]   `json:"retry,omitempty"`
 	Scopes        *kept[[]v1beta1.RestartScope] `json:"restartScopes,omitempty"`
 	ResumeRequest string                        `json:"resumeRequest,omitempty"`
+	// MPI is status only the operator writes: v1alpha1 has nothing that
+	// could change it, so it needs no guard.
+	MPI v1beta1.MPIStatus `json:"mpi,omitzero"`
 }
 
 // ConvertTo converts this job to the hub version, v1beta1.
@@ -118,6 +122,7 @@ func (dst *TrainingJob) ConvertFrom(hub conversion.Hub) error {
 	keepIfDiffer(&keep.Retry, in.Spec.FailurePolicy.Retry, back.Spec.FailurePolicy.Retry, dst.Spec.FailurePolicy.Retry)
 	keepIfDiffer(&keep.Scopes, restartScopes(&in.Spec), restartScopes(&back.Spec), roleNames(dst))
 	keep.ResumeRequest = in.Spec.Run.ResumeRequest
+	keep.MPI = in.Status.MPI
 	return putAnnotation(&dst.ObjectMeta, AnnotationV1beta1Fields, keep, keep != betaFields{})
 }
 
@@ -215,6 +220,7 @@ func restoreBeta(dst *v1beta1.TrainingJob, from *TrainingJob, lost betaFields) {
 		}
 	}
 	dst.Spec.Run.ResumeRequest = lost.ResumeRequest
+	dst.Status.MPI = lost.MPI
 }
 
 // restoreAlpha puts back the v1alpha1 values an earlier conversion to
@@ -355,6 +361,12 @@ func Convert_v1alpha1_RetryPolicy_To_v1beta1_RetryPolicy(in *RetryPolicy, out *v
 // keeps it when v1alpha1 would not imply it.
 func Convert_v1beta1_Role_To_v1alpha1_Role(in *v1beta1.Role, out *Role, s apiconversion.Scope) error {
 	return autoConvert_v1beta1_Role_To_v1alpha1_Role(in, out, s)
+}
+
+// Convert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus drops
+// mpi; ConvertFrom keeps it.
+func Convert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus(in *v1beta1.TrainingJobStatus, out *TrainingJobStatus, s apiconversion.Scope) error {
+	return autoConvert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus(in, out, s)
 }
 
 // Convert_v1alpha1_RunPolicy_To_v1beta1_RunPolicy folds suspend into execution.

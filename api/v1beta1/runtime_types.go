@@ -190,6 +190,23 @@ type MPIRuntime struct {
 	SSHMountPath string `json:"sshMountPath,omitempty"`
 }
 
+// MPIStatus is what the operator made for an MPI job.
+type MPIStatus struct {
+	// sshSecretName is the name of the Secret that holds the job's SSH key
+	// pair, which every pod of the job mounts at sshMountPath. The API
+	// server chose it when the operator created the Secret
+	// (metadata.generateName, <job>-ssh-<random>), so nobody could have
+	// made a Secret of that name first and had the job's pods trust a key
+	// of theirs. No pod of the job is created before it is recorded here,
+	// and it stays for the job's life: every attempt mounts the same
+	// Secret. A job an earlier version started keeps the Secret its pods
+	// already mount, named <job>-ssh-<start of the job's UID>.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	SSHSecretName string `json:"sshSecretName,omitempty"`
+}
+
 // MPIImplementation is an MPI implementation.
 // +kubebuilder:validation:Enum=OpenMPI;MPICH
 type MPIImplementation string

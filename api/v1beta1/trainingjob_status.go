@@ -153,6 +153,11 @@ type TrainingJobStatus struct {
 	// tensorboard is the state of the job's TensorBoard, with its address.
 	// +optional
 	TensorBoard TensorBoardStatus `json:"tensorboard,omitzero"`
+
+	// mpi is what the operator made for an MPI job: the name of its SSH
+	// key pair Secret.
+	// +optional
+	MPI MPIStatus `json:"mpi,omitzero"`
 }
 
 // AttemptStatus is one attempt of a job.

@@ -18,9 +18,6 @@ import (
 	"github.com/muster-dev/muster/internal/plan"
 )
 
-// execute carries out a plan whose status is already written. Every action
-// is idempotent: creating a pod that exists or deleting one that is gone is
-// not an error, so replaying a plan after a crash is safe.
 // observed is what a reconcile saw beside the job, for the actions.
 type observed struct {
 	groups []client.Object
@@ -30,6 +27,11 @@ type observed struct {
 	tensorBoard tensorBoardObjects
 }
 
+// execute carries out a plan whose status is already written. Every action
+// is idempotent: creating a pod that exists or deleting one that is gone is
+// not an error, so replaying a plan after a crash is safe. The one create
+// that is not, an MPI job's SSH Secret, which the API server names, leaves
+// at worst an unused Secret the job owns (createSSHSecret).
 func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, seen observed, res plan.Result) error {
 	log := ctrl.LoggerFrom(ctx)
 	var errs []error
@@ -41,6 +43,11 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, see
 		go func() { svcErr <- r.createService(ctx, job, svc) }()
 	} else {
 		svcErr <- nil
+	}
+	// The plan that asks for an MPI job's SSH Secret creates no pod: the
+	// next records the Secret's name, and the pods mount it.
+	if s := res.CreateSSHSecret; s != nil {
+		errs = append(errs, r.createSSHSecret(ctx, job, s))
 	}
 	// Released first: a finished pod deleted next is then gone at once.
 	errs = append(errs, r.releasePods(ctx, job.Namespace, res.ReleasePods))

@@ -21,18 +21,17 @@ import (
 )
 
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;create;update
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=create
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;create
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;create
 
 // ensureRuntimeObjects makes the objects the job's runtime needs before
-// its pods (hosts files, hostfile, SSH keys, a ServiceAccount that may list
-// pods), each owned by the job. It runs only when pods are about to be
-// created, so a job's steady state costs nothing, and it reads from the API
-// server rather than a cache: caching every ConfigMap and Secret of the
-// cluster to save a read per pod batch is the worse trade. A ConfigMap whose
-// content changed (a role resized) is updated; the SSH keys are made once and
-// kept for the job's life.
+// its pods (hosts files, hostfile, a ServiceAccount that may list pods),
+// each owned by the job. It runs only when pods are about to be created, so
+// a job's steady state costs nothing, and it reads from the API server
+// rather than a cache: caching every ConfigMap of the cluster to save a read
+// per pod batch is the worse trade. A ConfigMap whose content changed (a
+// role resized) is updated. An MPI job's SSH Secret is not among them: it
+// is made once, when the plan asks for it (createSSHSecret).
 func (r *Reconciler) ensureRuntimeObjects(ctx context.Context, job *musterv1.TrainingJob) error {
 	desired := objects.DesiredRuntimeObjects(topology.Effective(job))
 	reader := r.opts.APIReader
@@ -47,9 +46,6 @@ func (r *Reconciler) ensureRuntimeObjects(ctx context.Context, job *musterv1.Tra
 
 func (r *Reconciler) ensureObject(ctx context.Context, reader client.Reader, job *musterv1.TrainingJob, want client.Object) error {
 	log := ctrl.LoggerFrom(ctx)
-	if s, ok := want.(*corev1.Secret); ok {
-		return r.ensureSecret(ctx, job, s)
-	}
 	got, ok := want.DeepCopyObject().(client.Object)
 	if !ok {
 		return fmt.Errorf("%s cannot be copied", kindName(want))
@@ -85,30 +81,16 @@ func (r *Reconciler) ensureObject(ctx context.Context, reader client.Reader, job
 	return nil
 }
 
-// ensureSecret creates the job's SSH Secret with fresh keys. The operator
-// may create Secrets but not read them: its name carries the job's UID, so
-// one that already exists was made for this job by an earlier reconcile.
-func (r *Reconciler) ensureSecret(ctx context.Context, job *musterv1.TrainingJob, s *corev1.Secret) error {
-	if err := objects.GenerateSSHKeys(s); err != nil {
-		return err
-	}
-	err := r.client.Create(ctx, s)
-	if err == nil {
-		ctrl.LoggerFrom(ctx).V(2).Info("Created runtime object", "object", kindName(s))
-	}
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		r.refused(job, plan.CreateFailure{Object: kindName(s), Err: err})
-		return fmt.Errorf("creating %s: %w", kindName(s), err)
-	}
-	return nil
-}
-
-// kindName names an object for events and conditions: "ConfigMap pet-svc".
+// kindName names an object for events and conditions: "ConfigMap pet-svc",
+// or for one the API server has yet to name, "Secret pet-ssh-*".
 func kindName(obj client.Object) string {
 	switch obj.(type) {
 	case *corev1.ConfigMap:
 		return "ConfigMap " + obj.GetName()
 	case *corev1.Secret:
+		if obj.GetName() == "" {
+			return "Secret " + obj.GetGenerateName() + "*"
+		}
 		return "Secret " + obj.GetName()
 	case *corev1.ServiceAccount:
 		return "ServiceAccount " + obj.GetName()

@@ -114,6 +114,9 @@ type Reconciler struct {
 	// confirmed are the jobs whose pods this process has listed from the
 	// API server since it started (confirm.go).
 	confirmed *confirmedJobs
+	// sshSecrets are the MPI SSH Secrets made whose names no status read
+	// holds yet (sshsecret.go).
+	sshSecrets *sshSecrets
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -123,7 +126,8 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options)
 	opts.defaults(c)
 	return &Reconciler{client: c, recorder: recorder, opts: opts, expect: newExpectations(opts.ExpectationTimeout),
 		failures: map[types.NamespacedName]refusals{}, progress: newPendingProgress(opts.StatusBatch),
-		podWrites: newPodWrites(opts.CreateWorkers), confirmed: &confirmedJobs{jobs: map[types.NamespacedName]bool{}}}
+		podWrites: newPodWrites(opts.CreateWorkers), confirmed: &confirmedJobs{jobs: map[types.NamespacedName]bool{}},
+		sshSecrets: newSSHSecrets()}
 }
 
 // +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs,verbs=get;list;watch;patch;delete
@@ -143,6 +147,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 			r.takeFailures(req.NamespacedName, nil)
 			r.progress.forget(req.NamespacedName)
 			r.confirmed.forget(req.NamespacedName)
+			r.sshSecrets.forget(req.NamespacedName)
 			r.expect.pruneExpired(r.opts.Clock.Now())
 			return ctrl.Result{}, r.releaseOrphans(ctx, req.NamespacedName)
 		}
@@ -156,6 +161,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.expect.forget(job.UID)
 		r.takeFailures(req.NamespacedName, nil)
 		r.progress.forget(req.NamespacedName)
+		r.sshSecrets.forget(req.NamespacedName)
 		return ctrl.Result{}, r.releaseOrphans(ctx, req.NamespacedName)
 	}
 
@@ -184,7 +190,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, fmt.Errorf("observing the TensorBoard: %w", err)
 	}
 	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now),
-		CreateFailures: r.takeFailures(req.NamespacedName, job), Gang: gangIn, Admission: admission, TensorBoard: tensorBoard})
+		CreateFailures: r.takeFailures(req.NamespacedName, job), Gang: gangIn, Admission: admission, TensorBoard: tensorBoard,
+		SSHSecret: r.sshSecrets.unrecorded(job)})
 	if behind, err := r.cacheBehind(ctx, job, pods, &res, now); err != nil || behind {
 		// The pod events the cache takes in bring the job back; the
 		// requeue is for a cache that shows nothing new.
@@ -201,7 +208,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		}
 		return ctrl.Result{}, r.accessLost(ctx, job, fmt.Errorf("writing status: %w", err))
 	}
-	if !written && (len(res.CreatePods) > 0 || len(res.DeletePods) > 0) {
+	if !written && needsFreshJob(res) {
 		if ok, err := r.fresh(ctx, job); err != nil || !ok {
 			log.V(4).Info("The job changed since the cache saw it, replanning")
 			return ctrl.Result{RequeueAfter: 100 * time.Millisecond}, err
@@ -216,6 +223,14 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
+}
+
+// needsFreshJob is whether a plan's actions must not be taken from a job
+// older than the newest (see fresh): it creates or deletes pods, or makes
+// an MPI job's SSH Secret, which, planned from a job the cache shows from
+// before the write that named its Secret, would be a second.
+func needsFreshJob(res plan.Result) bool {
+	return len(res.CreatePods) > 0 || len(res.DeletePods) > 0 || res.CreateSSHSecret != nil
 }
 
 // observe lists the job's pods and looks up its Service, from the cache.

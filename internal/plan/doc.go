@@ -41,6 +41,10 @@
 //
 // Actions (creates, deletes, events, a resize) are added to the Result as
 // the phases decide them; nothing reads them back to decide anything.
+// Two steps only hold creates back once they are decided: an MPI job's
+// pods wait until the status they start from names the job's SSH Secret,
+// which the plan asks for and then records (awaitSSHSecret), and a gang's
+// until its gang object admits them (applyGang).
 //
 // What a job's spec says about its roles (sizes, scalable and elastic
 // roles, the master) is in subpackage topology; the objects a plan asks to

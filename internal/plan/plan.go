@@ -36,6 +36,10 @@ type Input struct {
 	Admission *Admission
 	// TensorBoard is the job's TensorBoard as observed.
 	TensorBoard TensorBoard
+	// SSHSecret is the name of the SSH Secret the controller made for an
+	// MPI job, when the job's status does not name it yet: the API server
+	// chose it, and nothing the operator may read in the cluster tells it.
+	SSHSecret string
 }
 
 // PodDeletion asks for one pod instance to be deleted.
@@ -59,9 +63,14 @@ type Event struct {
 type Result struct {
 	Status        musterv1.TrainingJobStatus
 	CreateService *corev1.Service
-	CreatePods    []*corev1.Pod
-	DeletePods    []PodDeletion
-	DeleteJob     bool
+	// CreateSSHSecret is the SSH Secret of an MPI job to create, without
+	// its keys (the controller generates them) and without a name (the
+	// API server picks one). The controller tells the next plan the name,
+	// which records it in status before any pod mounts it.
+	CreateSSHSecret *corev1.Secret
+	CreatePods      []*corev1.Pod
+	DeletePods      []PodDeletion
+	DeleteJob       bool
 	// Scale resizes the scalable roles through the /scale subresource, as
 	// the autoscaler decided.
 	Scale  *int32
@@ -165,6 +174,7 @@ func Plan(in Input) Result {
 		}
 		v, held = run(c.withClassifier(), status, v, &out)
 		held.blocked = blocked
+		awaitSSHSecret(c, in.Pods, in.SSHSecret, status, &out)
 		if !isFinished(status) && v.restart == nil {
 			autoscaleStep(c, status, in.Throughput, &out)
 		}

@@ -32,6 +32,9 @@ type world struct {
 	slow map[string]bool
 	// full plans with status written in full, task by task.
 	full bool
+	// secrets are the SSH Secrets made for the job, by the name the API
+	// server gave them, oldest first.
+	secrets []string
 }
 
 func newWorld(t *testing.T, job *musterv1.TrainingJob) *world {
@@ -46,7 +49,7 @@ func (w *world) planOn(view map[string]*corev1.Pod) Result {
 	summarizeStatus = !w.full
 	defer func() { summarizeStatus = true }()
 	pods := podList(view)
-	res := Plan(Input{Job: w.job.DeepCopy(), Pods: pods, HasService: true, Now: w.now})
+	res := Plan(Input{Job: w.job.DeepCopy(), Pods: pods, HasService: true, Now: w.now, SSHSecret: w.unrecordedSecret()})
 	// The operator gives Plan its cache's own pods, not copies: a plan
 	// must leave them as they were.
 	for _, p := range pods {
@@ -57,6 +60,15 @@ func (w *world) planOn(view map[string]*corev1.Pod) Result {
 		}
 	}
 	return res
+}
+
+// unrecordedSecret is the newest SSH Secret made, while the job's status
+// names none, as the controller keeps it.
+func (w *world) unrecordedSecret() string {
+	if len(w.secrets) == 0 || w.job.Status.MPI.SSHSecretName != "" {
+		return ""
+	}
+	return w.secrets[len(w.secrets)-1]
 }
 
 // podList is a copy of the world's pods, as a cache would list them.
@@ -76,6 +88,9 @@ func (w *world) step() Result {
 	w.release(res.ReleaseAtOnce)
 	w.job.Status = res.Status
 	w.release(res.ReleasePods)
+	if s := res.CreateSSHSecret; s != nil {
+		w.secrets = append(w.secrets, s.GenerateName+"x"+strconv.Itoa(len(w.secrets)))
+	}
 	for _, d := range res.DeletePods {
 		if p := w.pods[d.Name]; p != nil && p.UID == d.UID {
 			if w.slow[d.Name] && !d.Force {

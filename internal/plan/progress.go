@@ -43,7 +43,7 @@ func countsTasks(reason string) bool {
 // acts is whether a plan changes anything beside the job's status, or
 // tells of a decision in an event.
 func (r Result) acts() bool {
-	return r.CreateService != nil || len(r.CreatePods) > 0 || len(r.DeletePods) > 0 || r.DeleteJob || r.Scale != nil ||
+	return r.CreateService != nil || r.CreateSSHSecret != nil || len(r.CreatePods) > 0 || len(r.DeletePods) > 0 || r.DeleteJob || r.Scale != nil ||
 		len(r.ReleasePods) > 0 || len(r.ReleaseAtOnce) > 0 || len(r.Events) > 0 || r.TensorBoard != ""
 }
 

@@ -23,6 +23,10 @@ func TestMPILauncherWaitsForRunningWorkers(t *testing.T) {
 	job := testutil.MakeJob("mpi", "ns").UID("u").Runtime(musterv1.Runtime{MPI: &musterv1.MPIRuntime{}}).
 		Role("worker", 2).Role("launcher", 1).WithDefaults().Obj()
 	w := newWorld(t, job)
+	// The job's SSH Secret first, then its name in status (see
+	// TestMPIPodsWaitForTheirSSHSecret).
+	w.step()
+	w.step()
 	res := w.step()
 	if got := created(res); !got["mpi-worker-0"] || !got["mpi-worker-1"] || got["mpi-launcher-0"] {
 		t.Fatalf("first step created %v, want the workers only", got)

@@ -64,6 +64,9 @@ func TestMPIAllreduceExample(t *testing.T) {
 		g.Expect(j.Status.Phase).To(gomega.BeElementOf(musterv1.PhaseSucceeded, musterv1.PhaseFailed), "status: %+v", j.Status)
 	})
 	g.Expect(got.Status.Phase).To(gomega.Equal(musterv1.PhaseSucceeded), "status: %+v\nthe pods' logs:\n%s", got.Status, podLines())
+	// The key pair's Secret is named by the API server and recorded in
+	// status.
+	g.Expect(got.Status.MPI.SSHSecretName).To(gomega.HavePrefix("allreduce-ssh-"))
 
 	// Every rank printed its line through mpirun, each from its own worker.
 	line := regexp.MustCompile(`rank (\d) of 3 on (\S+): allreduce (\d+), want 6`)

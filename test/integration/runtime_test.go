@@ -30,8 +30,17 @@ func TestMPIJobGetsHostfileAndKeysAndALauncherAfterItsWorkers(t *testing.T) {
 	cm := &corev1.ConfigMap{}
 	e.ownedObject(job, "mpi-mpi", cm)
 	e.g.Expect(cm.Data).To(gomega.HaveKeyWithValue("hostfile", "mpi-worker-0.mpi slots=2\nmpi-worker-1.mpi slots=2\n"))
+	// The SSH Secret has the name the API server gave it, recorded in
+	// status before any pod mounts it; it is the only one of the job.
+	name := e.eventuallyJob("mpi", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.MPI.SSHSecretName).To(gomega.HavePrefix("mpi-ssh-"))
+	}).Status.MPI.SSHSecretName
 	secret := &corev1.Secret{}
-	e.ownedObject(job, objects.MPISSHSecretName(job), secret)
+	e.ownedObject(job, name, secret)
+	var secrets corev1.SecretList
+	ofJob := []client.ListOption{client.InNamespace(e.ns), client.MatchingLabels{musterv1.LabelJobName: "mpi"}}
+	e.g.Expect(k8s.List(e.ctx(), &secrets, ofJob...)).To(gomega.Succeed())
+	e.g.Expect(secrets.Items).To(gomega.HaveLen(1))
 	e.g.Expect(secret.Data).To(gomega.HaveKey(objects.SSHPrivateKey))
 	e.g.Expect(secret.Data).To(gomega.HaveKey(objects.SSHAuthorizedKeys))
 	key := string(secret.Data[objects.SSHPrivateKey])
@@ -42,11 +51,11 @@ func TestMPIJobGetsHostfileAndKeysAndALauncherAfterItsWorkers(t *testing.T) {
 	e.g.Expect(launcher.Spec.InitContainers[0].Name).To(gomega.Equal(objects.WaitContainerName))
 	e.g.Expect(launcher.Spec.InitContainers[0].Command).To(gomega.ContainElements("mpi-worker-0.mpi:22", "mpi-worker-1.mpi:22"))
 	for _, w := range workers {
-		e.g.Expect(w.Spec.Volumes).To(gomega.ContainElement(gomega.HaveField("Secret.SecretName", objects.MPISSHSecretName(job))))
+		e.g.Expect(w.Spec.Volumes).To(gomega.ContainElement(gomega.HaveField("Secret.SecretName", name)))
 	}
 
-	// A lost worker restarts the job; the new attempt reuses the keys:
-	// they are made once per job.
+	// A lost worker restarts the job; the new attempt reuses the Secret
+	// and its keys: they are made once per job.
 	e.exit(&workers[0], 137, "Error")
 	e.eventuallyJob("mpi", func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(j.Status.Attempt).To(gomega.BeNumerically(">=", 1))
@@ -58,6 +67,9 @@ func TestMPIJobGetsHostfileAndKeysAndALauncherAfterItsWorkers(t *testing.T) {
 	}, timeout, interval).Should(gomega.Succeed())
 	e.g.Expect(k8s.Get(e.ctx(), client.ObjectKeyFromObject(secret), secret)).To(gomega.Succeed())
 	e.g.Expect(string(secret.Data[objects.SSHPrivateKey])).To(gomega.Equal(key))
+	e.g.Expect(e.waitPod("mpi-worker-0", "").Spec.Volumes).To(gomega.ContainElement(gomega.HaveField("Secret.SecretName", name)))
+	e.g.Expect(k8s.List(e.ctx(), &secrets, ofJob...)).To(gomega.Succeed())
+	e.g.Expect(secrets.Items).To(gomega.HaveLen(1))
 }
 
 func TestVolcanoJobGetsHostsFiles(t *testing.T) {

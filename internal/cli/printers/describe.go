@@ -27,13 +27,14 @@ const recentFailures = 8
 // Describe writes everything a job's status says, in the order an engineer
 // reads it when a job misbehaves: where it is, why, its budget, its roles
 // and tasks, what failed last, its elastic world, autoscaler and gang,
-// its attempts and its events (oldest first).
+// its TensorBoard, an MPI job's SSH Secret, its attempts and its events
+// (oldest first).
 func Describe(out io.Writer, job *musterv1.TrainingJob, events []corev1.Event, now time.Time) error {
 	d := &describer{out: out, job: job, now: now}
 	// Each section aligns its own columns: one tab writer per section.
 	for _, section := range []func(){
 		d.summary, d.conditions, d.roles, d.tasks, d.failures, d.elastic,
-		d.autoscaler, d.scheduling, d.tensorBoard, d.attempts, func() { d.events(events) },
+		d.autoscaler, d.scheduling, d.tensorBoard, d.mpi, d.attempts, func() { d.events(events) },
 	} {
 		d.w = printers.GetNewTabWriter(out)
 		section()
@@ -423,4 +424,17 @@ func messageEnd(s string) string {
 // hasWord is whether s has a letter or a digit.
 func hasWord(s string) bool {
 	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
+}
+
+// mpi names an MPI job's SSH Secret, which its pods mount.
+func (d *describer) mpi() {
+	if rt := d.job.Spec.Runtime; rt == nil || rt.MPI == nil {
+		return
+	}
+	d.line("MPI:")
+	if name := d.job.Status.MPI.SSHSecretName; name != "" {
+		d.line("  SSH Secret:\t%s", name)
+		return
+	}
+	d.line("  SSH Secret:\t- (not made yet: no pod is created before it is)")
 }

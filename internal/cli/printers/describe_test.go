@@ -1,6 +1,33 @@
 package printers
 
-import "testing"
+import (
+	"strings"
+	"testing"
+	"time"
+
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+// An MPI job shows the SSH Secret its status names, or that it has none
+// yet.
+func TestDescribeMPISSHSecret(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").Runtime(musterv1.Runtime{MPI: &musterv1.MPIRuntime{}}).Role("worker", 1).Role("launcher", 1).Obj()
+	describe := func() string {
+		var out strings.Builder
+		if err := Describe(&out, job, nil, time.Unix(1000, 0)); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	if got := describe(); !strings.Contains(got, "MPI:\n  SSH Secret:   - (not made yet") {
+		t.Errorf("a job whose status names no Secret:\n%s", got)
+	}
+	job.Status.MPI.SSHSecretName = "j-ssh-k7x2p"
+	if got := describe(); !strings.Contains(got, "MPI:\n  SSH Secret:   j-ssh-k7x2p\n") {
+		t.Errorf("a job whose status names its Secret:\n%s", got)
+	}
+}
 
 func TestMessageEnd(t *testing.T) {
 	cases := map[string]struct{ in, want string }{

@@ -44,16 +44,37 @@ const sshClientConfig = `Host *
   LogLevel ERROR
 `
 
-// MPIHostfileConfigMapName and MPISSHSecretName name the objects of an MPI
-// job.
+// MPIHostfileConfigMapName names the hostfile ConfigMap of an MPI job.
 func MPIHostfileConfigMapName(job *musterv1.TrainingJob) string { return job.Name + "-mpi" }
 
-// MPISSHSecretName names the job's SSH key pair Secret: the job's name and
-// the start of its UID, so that nobody can make a Secret of that name before
-// the job exists and have its pods trust a key of their own.
-func MPISSHSecretName(job *musterv1.TrainingJob) string {
+// UsesSSHSecret is whether job's pods mount an SSH key pair Secret: those
+// of an MPI job. They mount the one status.mpi.sshSecretName names.
+func UsesSSHSecret(job *musterv1.TrainingJob) bool {
+	rt := job.Spec.Runtime
+	return rt != nil && rt.MPI != nil
+}
+
+// legacyMPISSHSecretName is the name earlier versions gave the job's SSH
+// Secret: the job's name and the start of its UID. Anyone who may create
+// Secrets in the namespace and read the job could make a Secret of that name
+// before the operator did.
+func legacyMPISSHSecretName(job *musterv1.TrainingJob) string {
 	uid, _, _ := strings.Cut(string(job.UID), "-")
 	return strings.TrimSuffix(job.Name+"-ssh-"+uid, "-")
+}
+
+// LegacyMPISSHSecret is the SSH Secret an earlier version made for job, if
+// pod, one of the job's, mounts it: the job started before its status
+// recorded the Secret, and its running pods trust that key. It is "" for a
+// pod that mounts another, or none.
+func LegacyMPISSHSecret(job *musterv1.TrainingJob, pod *corev1.Pod) string {
+	legacy := legacyMPISSHSecretName(job)
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == mpiSSHVolume && v.Secret != nil && v.Secret.SecretName == legacy {
+			return legacy
+		}
+	}
+	return ""
 }
 
 // mpiLauncher is the launcher role, with its default applied.
@@ -77,16 +98,18 @@ func IsMPILauncher(job *musterv1.TrainingJob, role string) bool {
 	return rt != nil && rt.MPI != nil && role == mpiLauncher(rt.MPI)
 }
 
-// mpiWiring mounts the job's SSH files in every pod, the hostfile in the
-// launcher's, and points mpirun at the hostfile. The launcher starts only
-// once every worker runs (the planner holds it as it holds a role with
-// dependsOn), and its wait step then waits for each worker's SSH port.
+// mpiWiring mounts the job's SSH files in every pod, from the Secret the
+// job's status names (the planner creates no pod of the job before it
+// does), the hostfile in the launcher's, and points mpirun at the
+// hostfile. The launcher starts only once every worker runs (the planner
+// holds it as it holds a role with dependsOn), and its wait step then
+// waits for each worker's SSH port.
 func mpiWiring(t taskRef, m *musterv1.MPIRuntime) wiring {
 	sshPath := cmp.Or(m.SSHMountPath, "/root/.ssh")
 	mode := int32(0o600)
 	w := wiring{
 		volumes: []corev1.Volume{{Name: mpiSSHVolume, VolumeSource: corev1.VolumeSource{
-			Secret: &corev1.SecretVolumeSource{SecretName: MPISSHSecretName(t.job), DefaultMode: &mode},
+			Secret: &corev1.SecretVolumeSource{SecretName: t.job.Status.MPI.SSHSecretName, DefaultMode: &mode},
 		}}},
 		mounts: []corev1.VolumeMount{{Name: mpiSSHVolume, MountPath: sshPath, ReadOnly: true}},
 	}
@@ -147,12 +170,18 @@ func mpiHostfileConfigMap(job *musterv1.TrainingJob, m *musterv1.MPIRuntime) *co
 }
 
 // MPISSHSecret is the job's SSH Secret without its keys: the client
-// config only. GenerateSSHKeys fills in the rest once, when the Secret is
-// created; it is never regenerated, so pods of every attempt share it.
+// config only. GenerateSSHKeys fills in the rest when the Secret is
+// created. It has no name, only metadata.generateName (<job>-ssh-): the API
+// server picks the name as it creates it, so nobody can make a Secret of
+// that name first and have the job's pods trust a key of their own. The
+// job's status records the name, and it is never made again, so pods of
+// every attempt share it.
 func MPISSHSecret(job *musterv1.TrainingJob) *corev1.Secret {
 	path := cmp.Or(job.Spec.Runtime.MPI.SSHMountPath, "/root/.ssh")
+	meta := childMeta(job, "")
+	meta.GenerateName = job.Name + "-ssh-"
 	return &corev1.Secret{
-		ObjectMeta: childMeta(job, MPISSHSecretName(job)),
+		ObjectMeta: meta,
 		Type:       corev1.SecretTypeOpaque,
 		Data:       map[string][]byte{SSHConfig: fmt.Appendf(nil, sshClientConfig, path)},
 	}
@@ -170,7 +199,7 @@ func GenerateSSHKeys(secret *corev1.Secret) error {
 	if err != nil {
 		return fmt.Errorf("encoding the SSH key: %w", err)
 	}
-	pub, err := sshPublicKey(key, secret.Name)
+	pub, err := sshPublicKey(key, cmp.Or(secret.Name, strings.TrimSuffix(secret.GenerateName, "-")))
 	if err != nil {
 		return err
 	}

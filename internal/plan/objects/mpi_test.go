@@ -51,6 +51,7 @@ func TestMPIHostfile(t *testing.T) {
 
 func TestMPIPods(t *testing.T) {
 	job := mpiJob(musterv1.MPIRuntime{}, 3)
+	job.Status.MPI.SSHSecretName = "mpi-ssh-k7x2p"
 	launcher := podOf(t, job, "launcher", 0)
 	checkEnv(t, launcher, map[string]string{
 		"OMPI_MCA_orte_default_hostfile": "/etc/mpi/hostfile", "PRTE_MCA_prte_default_hostfile": "/etc/mpi/hostfile",
@@ -70,8 +71,8 @@ func TestMPIPods(t *testing.T) {
 	for i := range int32(3) {
 		w := podOf(t, job, "worker", i)
 		checkEnv(t, w, map[string]string{"OMPI_MCA_orte_default_hostfile": ""})
-		if len(w.Spec.Volumes) != 1 || w.Spec.Volumes[0].Secret.SecretName != "mpi-ssh-abcd1234" || *w.Spec.Volumes[0].Secret.DefaultMode != 0o600 {
-			t.Errorf("%s volumes = %+v, want the SSH Secret only, mode 0600", w.Name, w.Spec.Volumes)
+		if len(w.Spec.Volumes) != 1 || w.Spec.Volumes[0].Secret.SecretName != "mpi-ssh-k7x2p" || *w.Spec.Volumes[0].Secret.DefaultMode != 0o600 {
+			t.Errorf("%s volumes = %+v, want the SSH Secret status.mpi names only, mode 0600", w.Name, w.Spec.Volumes)
 		}
 		if waitedFor(w) != nil {
 			t.Errorf("%s: a worker serves SSH and waits for nobody", w.Name)
@@ -81,6 +82,43 @@ func TestMPIPods(t *testing.T) {
 	checkEnv(t, mpich, map[string]string{"HYDRA_HOST_FILE": "/etc/mpi/hostfile", "OMPI_MCA_orte_default_hostfile": ""})
 	if p := mpich.Spec.Containers[0].VolumeMounts[0].MountPath; p != "/home/mpi/.ssh" {
 		t.Errorf("ssh mount path = %q", p)
+	}
+}
+
+// The SSH Secret's name is the API server's pick, so nobody can take it
+// first: the desired Secret has only a prefix, and is the job's. It is not
+// among the objects made with every batch of pods.
+func TestMPISSHSecretHasAGeneratedName(t *testing.T) {
+	job := mpiJob(musterv1.MPIRuntime{}, 1)
+	s := MPISSHSecret(job)
+	if s.Name != "" || s.GenerateName != "mpi-ssh-" || s.Namespace != "ns" {
+		t.Errorf("name %q, generateName %q, namespace %q; want no name, generateName mpi-ssh-, namespace ns", s.Name, s.GenerateName, s.Namespace)
+	}
+	if len(s.OwnerReferences) != 1 || s.OwnerReferences[0].UID != job.UID || !*s.OwnerReferences[0].Controller {
+		t.Errorf("owner references %+v, want the job as controller", s.OwnerReferences)
+	}
+	for _, obj := range DesiredRuntimeObjects(job) {
+		if _, ok := obj.(*corev1.Secret); ok {
+			t.Errorf("the runtime objects hold a Secret: %s", obj.GetName())
+		}
+	}
+}
+
+// A pod an earlier version made mounts the Secret of the name it chose:
+// that, and only that, is the job's earlier Secret.
+func TestLegacyMPISSHSecret(t *testing.T) {
+	job := mpiJob(musterv1.MPIRuntime{}, 1)
+	mounting := func(name string) *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{Volumes: []corev1.Volume{{Name: mpiSSHVolume,
+			VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: name}}}}}}
+	}
+	if got := LegacyMPISSHSecret(job, mounting("mpi-ssh-abcd1234")); got != "mpi-ssh-abcd1234" {
+		t.Errorf("a pod mounting the earlier name: %q", got)
+	}
+	for _, pod := range []*corev1.Pod{mounting("mpi-ssh-k7x2p"), mounting("mpi-ssh-abcd"), {}} {
+		if got := LegacyMPISSHSecret(job, pod); got != "" {
+			t.Errorf("pod %+v: %q, want none", pod.Spec.Volumes, got)
+		}
 	}
 }
 
@@ -101,7 +139,7 @@ func TestMPISSHKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	fields := strings.Fields(string(s.Data[SSHPublicKey]))
-	if len(fields) != 3 || fields[0] != "ecdsa-sha2-nistp256" || string(s.Data[SSHAuthorizedKeys]) != string(s.Data[SSHPublicKey]) {
+	if len(fields) != 3 || fields[0] != "ecdsa-sha2-nistp256" || fields[2] != "mpi-ssh" || string(s.Data[SSHAuthorizedKeys]) != string(s.Data[SSHPublicKey]) {
 		t.Fatalf("public key = %q, authorized_keys = %q", s.Data[SSHPublicKey], s.Data[SSHAuthorizedKeys])
 	}
 	blob, err := base64.StdEncoding.DecodeString(fields[1])

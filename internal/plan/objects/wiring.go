@@ -109,10 +109,10 @@ func fieldEnv(name, path string) corev1.EnvVar {
 
 // DesiredRuntimeObjects are the objects besides pods and the Service that
 // the job's runtime needs before its pods are made: the Volcano hosts
-// ConfigMap, the MPI hostfile ConfigMap and SSH Secret, the ServiceAccount,
-// Role and RoleBinding of pods that list pods. A Secret's keys are left for
-// the caller to generate once, when it creates it. job is the job as
-// topology.Effective returns it.
+// ConfigMap, the MPI hostfile ConfigMap, the ServiceAccount, Role and
+// RoleBinding of pods that list pods. The MPI SSH Secret is not among
+// them: it is made once, before the job's first pod, when the planner asks
+// for it (MPISSHSecret). job is the job as topology.Effective returns it.
 func DesiredRuntimeObjects(job *musterv1.TrainingJob) []client.Object {
 	rt := job.Spec.Runtime
 	switch {
@@ -121,7 +121,7 @@ func DesiredRuntimeObjects(job *musterv1.TrainingJob) []client.Object {
 	case rt.VolcanoJob != nil:
 		return []client.Object{volcanoHostsConfigMap(job)}
 	case rt.MPI != nil:
-		return []client.Object{mpiHostfileConfigMap(job, rt.MPI), MPISSHSecret(job)}
+		return []client.Object{mpiHostfileConfigMap(job, rt.MPI)}
 	case rt.Paddle != nil && rt.Paddle.PeerDiscovery == musterv1.PeerDiscoveryPodList:
 		return podReaderRBAC(job)
 	}
