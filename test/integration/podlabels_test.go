@@ -33,12 +33,12 @@ func TestAPodsMusterLabelsAreKept(t *testing.T) {
 
 	pod := pods[1]
 	want := pod.Labels
-	relabel := func(p *corev1.Pod) error {
+	relabel := func(p *corev1.Pod, opts ...client.PatchOption) error {
 		patch := client.MergeFrom(p.DeepCopy())
 		changed := p.DeepCopy()
 		delete(changed.Labels, musterv1.LabelJobName)
 		changed.Labels[musterv1.LabelTaskAttempt] = "7"
-		return k8s.Patch(e.ctx(), changed, patch)
+		return k8s.Patch(e.ctx(), changed, patch, opts...)
 	}
 	e.g.Expect(relabel(&pod)).To(gomega.Succeed())
 	e.g.Eventually(func(g gomega.Gomega) {
@@ -60,9 +60,13 @@ func TestAPodsMusterLabelsAreKept(t *testing.T) {
 
 	applyFile(t, filepath.Join("..", "..", "config", "admission", "pod_labels.yaml"))
 	current := e.pod(pod.Name)
-	// The policy takes a moment to reach the API server's admission chain.
-	e.g.Eventually(func() error { return relabel(current) }, timeout, interval).Should(
+	// The policy takes a moment to reach the API server's admission chain:
+	// wait for it with dry runs, which admission sees but which change
+	// nothing (a change that landed before the policy did would leave the
+	// pod relabelled, and the next try a no-op the policy lets through).
+	e.g.Eventually(func() error { return relabel(current, client.DryRunAll) }, timeout, interval).Should(
 		gomega.MatchError(gomega.ContainSubstring("cannot be changed")))
+	e.g.Expect(relabel(current)).To(gomega.MatchError(gomega.ContainSubstring("cannot be changed")))
 	// Other labels are the user's to change.
 	patch := client.MergeFrom(current.DeepCopy())
 	current.Labels["team"] = "vision"
