@@ -178,9 +178,13 @@ func TestJobsOutliveTheWebhook(t *testing.T) {
 	e.g.Expect(k8s.Create(e.ctx(), down)).To(gomega.Succeed())
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), down) })
 
+	// The configuration takes a moment to reach the API server's
+	// admission chain: wait for it with dry runs, which create nothing.
 	e.g.Eventually(func() error {
-		return k8s.Create(e.ctx(), e.job("refused").Role("w", 1).Obj())
+		return k8s.Create(e.ctx(), e.job("refused").Role("w", 1).Obj(), client.DryRunAll)
 	}, timeout, interval).Should(gomega.MatchError(gomega.ContainSubstring(`failed calling webhook "vtrainingjob.muster.dev"`)))
+	e.g.Expect(k8s.Create(e.ctx(), e.job("refused").Role("w", 1).Obj())).
+		To(gomega.MatchError(gomega.ContainSubstring(`failed calling webhook "vtrainingjob.muster.dev"`)))
 	e.g.Expect(apierrors.IsNotFound(k8s.Get(e.ctx(), client.ObjectKey{Namespace: e.ns, Name: "refused"}, &musterv1.TrainingJob{}))).To(gomega.BeTrue())
 	e.g.Expect(e.update("running", func(j *musterv1.TrainingJob) { j.Spec.FailurePolicy.BackoffLimit = ptr.To[int32](5) })).
 		To(gomega.MatchError(gomega.ContainSubstring("failed calling webhook")))
