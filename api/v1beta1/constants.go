@@ -26,6 +26,10 @@ const (
 
 	// AnnotationJobUID is the UID of the owning TrainingJob.
 	AnnotationJobUID = "muster.dev/job-uid"
+	// AnnotationInPlaceRestarts counts the in-place restarts the operator
+	// asked of a pod that can restart in place: the pod's restart watcher
+	// restarts every container of the pod when it goes up.
+	AnnotationInPlaceRestarts = "muster.dev/in-place-restarts"
 
 	// FinalizerTracking holds every pod the operator creates until the
 	// job's status accounts for it, so that a pod that ends and is deleted
@@ -48,6 +52,10 @@ const (
 	EnvPodName      = "MUSTER_POD_NAME"
 	EnvPodUID       = "MUSTER_POD_UID"
 	EnvServiceName  = "MUSTER_SERVICE_NAME"
+	// EnvInPlaceRestarts is, in a pod that restarts in place, the value of
+	// its muster.dev/in-place-restarts annotation when the container
+	// started.
+	EnvInPlaceRestarts = "MUSTER_IN_PLACE_RESTARTS"
 )
 
 // ConditionType is the type of a TrainingJob condition.

@@ -129,6 +129,9 @@ func parseFlags() *flags {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == restartWatcherCommand {
+		os.Exit(runRestartWatcher(os.Args[2:]))
+	}
 	if err := run(parseFlags()); err != nil {
 		fmt.Fprintln(os.Stderr, "muster-operator:", err)
 		os.Exit(1)

@@ -236,3 +236,19 @@ func (d *diagnostics) String() string {
 
 // shorten cuts a text quoted in diagnostics to maxDiagnosticText bytes.
 func shorten(s string) string { return text.Head(s, maxDiagnosticText) }
+
+// PermanentExitCodes are the exit codes, 1 to 255, that c classifies
+// Permanent when a container ends with one and nothing else is known: a
+// pod that restarts in place lets these end it rather than restart it, so
+// that a failure that would end the same is not run again while the
+// operator decides.
+func (c Classifier) PermanentExitCodes() []int32 {
+	var out []int32
+	for code := int32(1); code <= 255; code++ {
+		end := PodEnd{Phase: corev1.PodFailed, Containers: []ContainerEnd{{Name: "main", ExitCode: code}}}
+		if slices.Contains(c.Classify(end).Attributes, AttributePermanent) {
+			out = append(out, code)
+		}
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package failure
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,5 +171,30 @@ func TestShorten(t *testing.T) {
 				t.Errorf("shorten: got %q (%d bytes), want %q", got, len(got), tc.want)
 			}
 		})
+	}
+}
+
+func TestPermanentExitCodesFollowTheTablesAndTheUsersPatterns(t *testing.T) {
+	var zero Classifier
+	got := zero.PermanentExitCodes()
+	for _, want := range []int32{126, 127, 132, 139, 210} {
+		if !slices.Contains(got, want) {
+			t.Errorf("built-in table: %d is missing from %v", want, got)
+		}
+	}
+	for _, not := range []int32{1, 137, 143, 200, 201} {
+		if slices.Contains(got, not) {
+			t.Errorf("built-in table: %d is not permanent, got %v", not, got)
+		}
+	}
+	c, errs := NewClassifier([]FailurePattern{{
+		Code: 42, Phrase: "DatasetMissing", Attributes: []Attribute{AttributePermanent},
+		ExitCodes: &Range{Min: 3, Max: 3},
+	}}, nil)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if got := c.PermanentExitCodes(); !slices.Contains(got, 3) {
+		t.Errorf("a user pattern that makes exit 3 Permanent: got %v", got)
 	}
 }

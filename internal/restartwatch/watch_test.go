@@ -1,0 +1,86 @@
+package restartwatch
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// write replaces the file as the kubelet does: a new file renamed over.
+func write(t *testing.T, path, value string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(value), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func watch(ctx context.Context, path, started string) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- Watch(ctx, path, started, 5*time.Millisecond, func(string, ...any) {}) }()
+	return done
+}
+
+func TestTheWatcherAsksForARestartWhenTheValueChanges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "restarts")
+	write(t, path, "2")
+	done := watch(t.Context(), path, "2")
+	select {
+	case err := <-done:
+		t.Fatalf("returned %v before the value changed", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	write(t, path, "3\n")
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrRestart) {
+			t.Fatalf("got %v, want ErrRestart", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no restart asked after the value changed")
+	}
+}
+
+func TestTheWatcherOutlivesAMissingOrEmptyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "restarts")
+	// Started before the annotation was set: the variable was empty.
+	done := watch(t.Context(), path, "")
+	time.Sleep(30 * time.Millisecond)
+	write(t, path, "")
+	select {
+	case err := <-done:
+		t.Fatalf("returned %v for a missing or empty file", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+	write(t, path, "1")
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrRestart) {
+			t.Fatalf("got %v, want ErrRestart", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no restart asked once the file said so")
+	}
+}
+
+func TestAStoppedWatcherAsksForNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "restarts")
+	write(t, path, "1")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := watch(ctx, path, "1")
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("a stopped watcher returned %v, want nil", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watcher did not stop")
+	}
+}
