@@ -28,7 +28,8 @@ import (
 //   - the rule action TerminateJob is FailJob, which v1beta1 never retries;
 //     v1alpha1's FailJob, which retry could still undo, is FailJob too.
 //   - spec.run.suspend is spec.run.execution: Suspend.
-//   - status.mpi is new: v1alpha1 keeps it in the annotation alone.
+//   - status.mpi is new: v1alpha1 keeps it in the annotation alone; so
+//     is spec.failurePolicy.restartMode.
 //   - classification.disabled is enabled, skipInitContainers is
 //     runInitContainers; spec.scheduling.queue is volcanoQueue,
 //     status.scheduling.queue is localQueue, spec.runtime.volcano is
@@ -75,9 +76,19 @@ type betaFields struct {
 	Retry         *kept[*v1beta1.RetryPolicy]   `json:"retry,omitempty"`
 	Scopes        *kept[[]v1beta1.RestartScope] `json:"restartScopes,omitempty"`
 	ResumeRequest string                        `json:"resumeRequest,omitempty"`
+	RestartMode   v1beta1.RestartMode           `json:"restartMode,omitempty"`
 	// MPI is status only the operator writes: v1alpha1 has nothing that
 	// could change it, so it needs no guard.
 	MPI v1beta1.MPIStatus `json:"mpi,omitzero"`
+	// PodRestarts are status.attempts[].podRestarts, by position; status
+	// too, with no guard.
+	PodRestarts []*v1beta1.PodRestarts `json:"podRestarts,omitempty"`
+}
+
+// empty is whether nothing is kept.
+func (b betaFields) empty() bool {
+	return b.Rules == nil && b.Retry == nil && b.Scopes == nil && b.ResumeRequest == "" && b.RestartMode == "" &&
+		b.MPI == (v1beta1.MPIStatus{}) && b.PodRestarts == nil
 }
 
 // ConvertTo converts this job to the hub version, v1beta1.
@@ -122,8 +133,10 @@ func (dst *TrainingJob) ConvertFrom(hub conversion.Hub) error {
 	keepIfDiffer(&keep.Retry, in.Spec.FailurePolicy.Retry, back.Spec.FailurePolicy.Retry, dst.Spec.FailurePolicy.Retry)
 	keepIfDiffer(&keep.Scopes, restartScopes(&in.Spec), restartScopes(&back.Spec), roleNames(dst))
 	keep.ResumeRequest = in.Spec.Run.ResumeRequest
+	keep.RestartMode = in.Spec.FailurePolicy.RestartMode
 	keep.MPI = in.Status.MPI
-	return putAnnotation(&dst.ObjectMeta, AnnotationV1beta1Fields, keep, keep != betaFields{})
+	keep.PodRestarts = attemptPodRestarts(in.Status.Attempts)
+	return putAnnotation(&dst.ObjectMeta, AnnotationV1beta1Fields, keep, !keep.empty())
 }
 
 // up is the conversion to v1beta1 without annotations.
@@ -220,7 +233,28 @@ func restoreBeta(dst *v1beta1.TrainingJob, from *TrainingJob, lost betaFields) {
 		}
 	}
 	dst.Spec.Run.ResumeRequest = lost.ResumeRequest
+	dst.Spec.FailurePolicy.RestartMode = lost.RestartMode
 	dst.Status.MPI = lost.MPI
+	if len(lost.PodRestarts) == len(dst.Status.Attempts) {
+		for i := range dst.Status.Attempts {
+			dst.Status.Attempts[i].PodRestarts = lost.PodRestarts[i]
+		}
+	}
+}
+
+// attemptPodRestarts are the attempts' podRestarts by position, or nil
+// when none has any.
+func attemptPodRestarts(attempts []v1beta1.AttemptStatus) []*v1beta1.PodRestarts {
+	for _, a := range attempts {
+		if a.PodRestarts != nil {
+			out := make([]*v1beta1.PodRestarts, len(attempts))
+			for i := range attempts {
+				out[i] = attempts[i].PodRestarts
+			}
+			return out
+		}
+	}
+	return nil
 }
 
 // restoreAlpha puts back the v1alpha1 values an earlier conversion to
@@ -355,6 +389,18 @@ func Convert_v1beta1_RoleDebug_To_v1alpha1_RoleDebug(in *v1beta1.RoleDebug, out 
 // no other field; up maps the policy, which needs maxRetries.
 func Convert_v1alpha1_RetryPolicy_To_v1beta1_RetryPolicy(in *RetryPolicy, out *v1beta1.RetryPolicy, s apiconversion.Scope) error {
 	return autoConvert_v1alpha1_RetryPolicy_To_v1beta1_RetryPolicy(in, out, s)
+}
+
+// Convert_v1beta1_AttemptStatus_To_v1alpha1_AttemptStatus drops
+// podRestarts: status the operator writes through v1beta1 alone.
+func Convert_v1beta1_AttemptStatus_To_v1alpha1_AttemptStatus(in *v1beta1.AttemptStatus, out *AttemptStatus, s apiconversion.Scope) error {
+	return autoConvert_v1beta1_AttemptStatus_To_v1alpha1_AttemptStatus(in, out, s)
+}
+
+// Convert_v1beta1_FailurePolicy_To_v1alpha1_FailurePolicy drops
+// restartMode, which v1alpha1 keeps in the annotation.
+func Convert_v1beta1_FailurePolicy_To_v1alpha1_FailurePolicy(in *v1beta1.FailurePolicy, out *FailurePolicy, s apiconversion.Scope) error {
+	return autoConvert_v1beta1_FailurePolicy_To_v1alpha1_FailurePolicy(in, out, s)
 }
 
 // Convert_v1beta1_Role_To_v1alpha1_Role drops restartScope; ConvertFrom

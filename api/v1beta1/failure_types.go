@@ -32,6 +32,24 @@ type FailurePolicy struct {
 	// +optional
 	BackoffLimitPerTask *int32 `json:"backoffLimitPerTask,omitempty"`
 
+	// restartMode is how a restart happens, whether of one task, of a role
+	// or of the whole job:
+	//   - InPlace restarts every container of the task's running pod where
+	//     it stands (Kubernetes' RestartAllContainers): same pod, node, IP
+	//     and volumes, nothing scheduled again. A pod that cannot (gone,
+	//     ended, being deleted, its node lost) is re-created alone, and the
+	//     job's events say which and why.
+	//   - Recreate deletes the pod and creates a new one.
+	// Unset: the operator's default (--default-restart-mode). InPlace needs
+	// Kubernetes 1.36 (1.35 with the RestartAllContainersOnContainerExits
+	// feature gate), the operator's image set for the restart watcher, no
+	// gang backend (a gang is placed again for each attempt), and a
+	// template that does not use the attempt placeholders; a job that
+	// lacks one restarts by re-creating its pods.
+	// +kubebuilder:validation:Enum=InPlace;Recreate
+	// +optional
+	RestartMode RestartMode `json:"restartMode,omitempty"`
+
 	// rules act on failures and other events of the job. They are checked
 	// in order and the first that matches decides; an event no rule
 	// matches goes to the role's restartPolicy.
@@ -52,6 +70,15 @@ type FailurePolicy struct {
 	// +optional
 	Retry *RetryPolicy `json:"retry,omitempty"`
 }
+
+// RestartMode is how a restart happens: in place, or by re-creating pods.
+type RestartMode string
+
+// The restart modes.
+const (
+	RestartModeInPlace  RestartMode = "InPlace"
+	RestartModeRecreate RestartMode = "Recreate"
+)
 
 // FailureRule matches an event of the job and takes an action. Every
 // criterion that is set must match.

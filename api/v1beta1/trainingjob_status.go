@@ -174,6 +174,28 @@ type AttemptStatus struct {
 	// completion says why it ended.
 	// +optional
 	Completion *CompletionStatus `json:"completion,omitempty"`
+	// podRestarts says how the attempt's pods went on into the next
+	// attempt, for a job that restarts in place.
+	// +optional
+	PodRestarts *PodRestarts `json:"podRestarts,omitempty"`
+}
+
+// PodRestarts counts how a restart of the whole job moved its pods into
+// the next attempt.
+type PodRestarts struct {
+	// inPlace is how many restarted in place.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	InPlace int32 `json:"inPlace,omitempty"`
+	// recreated is how many could not and were re-created.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Recreated int32 `json:"recreated,omitempty"`
+	// message names the first re-created pods and why each could not
+	// restart in place.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // RestartCounts counts restarts.

@@ -30,6 +30,7 @@ import (
 	"github.com/muster-dev/muster/internal/gang"
 	"github.com/muster-dev/muster/internal/gang/backends"
 	"github.com/muster-dev/muster/internal/leader"
+	"github.com/muster-dev/muster/internal/plan"
 	"github.com/muster-dev/muster/internal/version"
 	musterwebhook "github.com/muster-dev/muster/internal/webhook"
 )
@@ -52,7 +53,13 @@ type flags struct {
 	webhooks                webhookFlags
 	gangs                   gangFlags
 	kueue                   bool
+	restarts                restartFlags
 	zapOpts                 zap.Options
+}
+
+type restartFlags struct {
+	watcherImage string
+	defaultMode  string
 }
 
 type gangFlags struct {
@@ -123,6 +130,8 @@ func parseFlags() *flags {
 	flag.StringVar(&f.gangs.coschedulingName, "coscheduling-scheduler-name", "scheduler-plugins-scheduler", "schedulerName of the scheduler that runs the coscheduling plugin")
 	flag.StringVar(&f.gangs.volcanoSchedulerName, "volcano-scheduler-name", "volcano", "schedulerName of the Volcano scheduler")
 	f.zapOpts = zap.Options{Development: false, Level: zapcore.InfoLevel}
+	flag.StringVar(&f.restarts.watcherImage, "restart-watcher-image", "", "image that runs the restart watcher of pods that restart in place: the operator's own (it runs `muster-operator restart-watcher`); empty: no job restarts in place")
+	flag.StringVar(&f.restarts.defaultMode, "default-restart-mode", string(musterv1.RestartModeRecreate), "restart mode of jobs whose spec.failurePolicy.restartMode is unset: InPlace or Recreate")
 	f.zapOpts.BindFlags(flag.CommandLine) // --zap-log-level sets the log level
 	flag.Parse()
 	return f
@@ -166,7 +175,7 @@ func run(f *flags) error {
 	if f.webhooks.enable {
 		webhookServer = musterwebhook.NewServer(webhook.Options{Port: f.webhooks.port, CertDir: f.webhooks.certDir}, certsReady)
 	}
-	gangs, err := gangOptions(f.gangs)
+	gangs, inPlace, err := jobOptions(f)
 	if err != nil {
 		return err
 	}
@@ -221,6 +230,7 @@ func run(f *flags) error {
 		Gang:                    gangs,
 		Kueue:                   f.kueue,
 		Fence:                   fenceOf(lock),
+		InPlace:                 inPlace,
 	}); err != nil {
 		return fmt.Errorf("setting up controllers: %w", err)
 	}
@@ -409,4 +419,24 @@ func fenceOf(lock *leader.Lock) func() error {
 		return nil
 	}
 	return lock.Check
+}
+
+// jobOptions are the gang backends and the in-place restarts the flags
+// offer jobs.
+func jobOptions(f *flags) (controller.GangOptions, plan.InPlaceSupport, error) {
+	gangs, err := gangOptions(f.gangs)
+	if err != nil {
+		return controller.GangOptions{}, plan.InPlaceSupport{}, err
+	}
+	inPlace, err := inPlaceSupport(f.restarts)
+	return gangs, inPlace, err
+}
+
+// inPlaceSupport is what the flags offer for restarting pods in place.
+func inPlaceSupport(f restartFlags) (plan.InPlaceSupport, error) {
+	mode := musterv1.RestartMode(f.defaultMode)
+	if mode != musterv1.RestartModeInPlace && mode != musterv1.RestartModeRecreate {
+		return plan.InPlaceSupport{}, fmt.Errorf("--default-restart-mode must be InPlace or Recreate, not %q", f.defaultMode)
+	}
+	return plan.InPlaceSupport{WatcherImage: f.watcherImage, Default: mode}, nil
 }

@@ -2,8 +2,10 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 
 	autoscalingv1 "k8s.io/api/autoscaling/v1"
@@ -52,6 +54,7 @@ func (r *Reconciler) execute(ctx context.Context, job *musterv1.TrainingJob, see
 	// Released first: a finished pod deleted next is then gone at once.
 	errs = append(errs, r.releasePods(ctx, job.Namespace, res.ReleasePods))
 	errs = append(errs, r.deletePods(ctx, job, res.DeletePods))
+	errs = append(errs, r.restartPods(ctx, job, res.RestartPods))
 	// The gang object exists before any of its pods.
 	g, err := r.syncGang(ctx, job, seen.groups, res)
 	if err != nil {
@@ -197,6 +200,48 @@ func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.TrainingJob, 
 			r.expect.deleteFailed(job.UID, d.UID)
 			podActions.WithLabelValues("delete", "error").Inc()
 			errs = append(errs, fmt.Errorf("deleting pod %s: %w", d.Name, err))
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// restartPods asks pods to restart in place: one patch each moves its
+// attempt labels and raises the restart count its watcher follows
+// (internal/restartwatch). The UID in the patch makes sure it is the
+// instance the plan decided about: the API server refuses a change of
+// UID, so a replacement that took the name is left alone. A pod that is
+// gone or replaced needs nothing: the next plan sees to its task.
+func (r *Reconciler) restartPods(ctx context.Context, job *musterv1.TrainingJob, restarts []plan.PodRestart) error {
+	if len(restarts) == 0 {
+		return nil
+	}
+	log := ctrl.LoggerFrom(ctx)
+	var mu sync.Mutex
+	var errs []error
+	r.podWrites.each(ctx, len(restarts), func(i int) {
+		p := restarts[i]
+		log.V(2).Info("Restarting pod in place", "pod", p.Name, "attempt", p.Attempt, "taskAttempt", p.TaskAttempt, "reason", p.Reason)
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"uid": p.UID,
+			"labels": map[string]string{
+				musterv1.LabelJobAttempt:  strconv.Itoa(int(p.Attempt)),
+				musterv1.LabelTaskAttempt: strconv.Itoa(int(p.TaskAttempt)),
+			},
+			"annotations": map[string]string{musterv1.AnnotationInPlaceRestarts: p.Restarts},
+		}})
+		if err == nil {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: p.Name}}
+			err = timed("restart", func() error { return r.client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)) })
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err == nil:
+			podActions.WithLabelValues("restart", "ok").Inc()
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err), apierrors.IsInvalid(err):
+		default:
+			podActions.WithLabelValues("restart", "error").Inc()
+			errs = append(errs, fmt.Errorf("restarting pod %s in place: %w", p.Name, err))
 		}
 	})
 	return errors.Join(errs...)

@@ -9,7 +9,7 @@ import (
 var (
 	podActions = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "muster_pod_actions_total",
-		Help: "Pod creates, deletes and releases (tracking finalizer removed) issued by the operator, by action and result.",
+		Help: "Pod creates, deletes, in-place restarts and releases (tracking finalizer removed) issued by the operator, by action and result.",
 	}, []string{"action", "result"})
 	taskRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "muster_task_restarts_total",

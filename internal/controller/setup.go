@@ -18,6 +18,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/leader"
+	"github.com/muster-dev/muster/internal/plan/objects"
 )
 
 // CacheOptions limits the operator's cache to what it owns: pods and
@@ -91,7 +92,11 @@ func trimPod(obj any) (any, error) {
 		return obj, nil
 	}
 	pod.ManagedFields = nil
+	restarts, inPlace := pod.Annotations[musterv1.AnnotationInPlaceRestarts]
 	pod.Annotations = nil
+	if inPlace {
+		pod.Annotations = map[string]string{intern(musterv1.AnnotationInPlaceRestarts): intern(restarts)}
+	}
 	pod.GenerateName = ""
 	pod.Namespace = intern(pod.Namespace)
 	pod.Labels = musterLabels(pod.Labels)
@@ -103,15 +108,31 @@ func trimPod(obj any) (any, error) {
 	for i := range pod.Finalizers {
 		pod.Finalizers[i] = intern(pod.Finalizers[i])
 	}
-	pod.Spec = corev1.PodSpec{NodeName: intern(pod.Spec.NodeName)}
+	spec := corev1.PodSpec{NodeName: intern(pod.Spec.NodeName)}
+	if inPlace {
+		spec.InitContainers = watcherRules(pod.Spec.InitContainers)
+	}
+	pod.Spec = spec
 	was := pod.Status
 	pod.Status = corev1.PodStatus{
 		Phase: corev1.PodPhase(intern(string(was.Phase))), Reason: intern(was.Reason), Message: was.Message, PodIP: was.PodIP,
 		Conditions:            plannedConditions(was.Conditions),
-		InitContainerStatuses: containerEnds(was.InitContainerStatuses),
-		ContainerStatuses:     containerEnds(was.ContainerStatuses),
+		InitContainerStatuses: containerEnds(was.InitContainerStatuses, inPlace),
+		ContainerStatuses:     containerEnds(was.ContainerStatuses, inPlace),
 	}
 	return pod, nil
+}
+
+// watcherRules is, of a pod's init containers, the restart watcher with
+// its name and restart rules alone: whether the API server kept them says
+// whether the pod can restart in place (observe.InPlaceOf).
+func watcherRules(all []corev1.Container) []corev1.Container {
+	for _, c := range all {
+		if c.Name == objects.RestartWatcherName {
+			return []corev1.Container{{Name: intern(c.Name), RestartPolicyRules: c.RestartPolicyRules}}
+		}
+	}
+	return nil
 }
 
 // musterLabelPrefix begins the keys of every label Muster sets.
@@ -153,7 +174,8 @@ func intern(s string) string {
 func plannedConditions(all []corev1.PodCondition) []corev1.PodCondition {
 	var out []corev1.PodCondition
 	for _, c := range all {
-		if c.Type == corev1.DisruptionTarget || (c.Type == corev1.PodScheduled && c.Status != corev1.ConditionTrue) {
+		if c.Type == corev1.DisruptionTarget || (c.Type == corev1.PodScheduled && c.Status != corev1.ConditionTrue) ||
+			(c.Type == corev1.AllContainersRestarting && c.Status == corev1.ConditionTrue) {
 			c.Type, c.Status, c.Reason = corev1.PodConditionType(intern(string(c.Type))), corev1.ConditionStatus(intern(string(c.Status))), intern(c.Reason)
 			out = append(out, c)
 		}
@@ -162,12 +184,23 @@ func plannedConditions(all []corev1.PodCondition) []corev1.PodCondition {
 }
 
 // containerEnds are the containers that have ended, with their name and
-// end only: planning reads how a container ended, never how it runs.
-func containerEnds(all []corev1.ContainerStatus) []corev1.ContainerStatus {
+// end only: planning reads how a container ended, never how it runs. Of a
+// pod that restarts in place it also keeps the restart watcher's restart
+// count and start, and each container's last end: how its node restarted
+// it, and a failure its restart rule restarted alone
+// (observe.InPlaceFailure).
+func containerEnds(all []corev1.ContainerStatus, inPlace bool) []corev1.ContainerStatus {
 	var out []corev1.ContainerStatus
 	for _, c := range all {
-		if c.State.Terminated != nil {
-			out = append(out, corev1.ContainerStatus{Name: intern(c.Name), State: corev1.ContainerState{Terminated: c.State.Terminated}})
+		kept := corev1.ContainerStatus{Name: intern(c.Name), State: corev1.ContainerState{Terminated: c.State.Terminated}}
+		if inPlace {
+			kept.LastTerminationState.Terminated = c.LastTerminationState.Terminated
+			if c.Name == objects.RestartWatcherName {
+				kept.RestartCount, kept.State.Running = c.RestartCount, c.State.Running
+			}
+		}
+		if kept.State.Terminated != nil || kept.LastTerminationState.Terminated != nil || (inPlace && c.Name == objects.RestartWatcherName) {
+			out = append(out, kept)
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 	"unsafe"
@@ -9,10 +10,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan"
+	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/testutil"
 )
@@ -22,10 +26,14 @@ import (
 // images and mounts, IPs, a sidecar still running.
 func asFromANode(pod *corev1.Pod, at time.Time) *corev1.Pod {
 	t := metav1.NewTime(at)
-	pod.Annotations = map[string]string{"team.example.com/owner": "vision", musterv1.AnnotationJobUID: "uid-1"}
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations["team.example.com/owner"], pod.Annotations[musterv1.AnnotationJobUID] = "vision", "uid-1"
 	pod.Labels["team.example.com/app"] = "vision"
 	pod.Finalizers = []string{musterv1.FinalizerTracking}
-	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName, Containers: []corev1.Container{{Name: "main", Image: "registry.example.com/train:1"}}}
+	pod.Spec = corev1.PodSpec{NodeName: pod.Spec.NodeName, InitContainers: pod.Spec.InitContainers,
+		Containers: []corev1.Container{{Name: "main", Image: "registry.example.com/train:1"}}}
 	st := &pod.Status
 	st.HostIP, st.QOSClass, st.StartTime = "10.0.0.7", corev1.PodQOSBurstable, &t
 	if st.Phase != corev1.PodPending {
@@ -69,8 +77,34 @@ func TestTrimmedPodsPlanAlike(t *testing.T) {
 	failed.Spec.NodeName = "node-a"
 	evicted := testutil.MakePod(job, "worker", 4).PodReason("Evicted").Obj()
 	evicted.Status.Phase, evicted.Status.Message = corev1.PodFailed, "The node was low on resource: memory."
+	// A pod that restarts in place, whose training container failed and
+	// was restarted alone, and one its node is restarting.
+	inPlace := func(index int32) *corev1.Pod {
+		p, err := objects.DesiredPod(job, &job.Spec.Roles[0], index, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		objects.ApplyInPlace(p, objects.InPlace{WatcherImage: "m"})
+		p.UID = types.UID(fmt.Sprintf("uid-%d", index))
+		p.Spec.NodeName = "node-a"
+		started := metav1.NewTime(now.Add(-time.Minute))
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning,
+			InitContainerStatuses: []corev1.ContainerStatus{{Name: objects.RestartWatcherName, RestartCount: 1,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
+			ContainerStatuses: []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name, RestartCount: 2,
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}}
+		p.Annotations[musterv1.AnnotationInPlaceRestarts] = "1"
+		return p
+	}
+	rerun := inPlace(5)
+	rerun.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{
+		ExitCode: 3, Reason: "Error", FinishedAt: metav1.NewTime(now.Add(-time.Second))}
+	resetting := inPlace(6)
+	resetting.Annotations[musterv1.AnnotationInPlaceRestarts] = "2"
+	resetting.Status.Conditions = []corev1.PodCondition{{Type: corev1.AllContainersRestarting, Status: corev1.ConditionTrue}}
+	job.Spec.Roles[0].Replicas = ptr.To(int32(7))
 	var whole, trimmed []*corev1.Pod
-	for _, p := range []*corev1.Pod{running, failed, unschedulable, preempted, evicted} {
+	for _, p := range []*corev1.Pod{running, failed, unschedulable, preempted, evicted, rerun, resetting} {
 		p = asFromANode(p, now.Add(-time.Hour))
 		whole = append(whole, p)
 		out, err := trimPod(p.DeepCopy())
@@ -92,6 +126,15 @@ func TestTrimmedPodsPlanAlike(t *testing.T) {
 		if d := cmp.Diff(failure.PodEndOf(p), failure.PodEndOf(tp)); d != "" {
 			t.Errorf("%s: PodEndOf differs (-whole +trimmed):\n%s", p.Name, d)
 		}
+		if observe.InPlaceOf(p) != observe.InPlaceOf(tp) || observe.NextInPlaceRestart(p) != observe.NextInPlaceRestart(tp) ||
+			(observe.InPlaceFailure(p) == nil) != (observe.InPlaceFailure(tp) == nil) {
+			t.Errorf("%s: restarting in place observed differently once trimmed", p.Name)
+		}
+		if f := observe.InPlaceFailure(p); f != nil {
+			if d := cmp.Diff(failure.ExitOf(f, classifier), failure.ExitOf(observe.InPlaceFailure(tp), classifier)); d != "" {
+				t.Errorf("%s: its in-place failure differs (-whole +trimmed):\n%s", p.Name, d)
+			}
+		}
 		if observe.Unschedulable(p) != observe.Unschedulable(tp) || observe.EndedBeforeDeletion(p) != observe.EndedBeforeDeletion(tp) ||
 			(observe.DeletedByDisruption(p) == nil) != (observe.DeletedByDisruption(tp) == nil) {
 			t.Errorf("%s: observed differently once trimmed", p.Name)
@@ -101,7 +144,8 @@ func TestTrimmedPodsPlanAlike(t *testing.T) {
 		}
 	}
 	in := func(pods []*corev1.Pod) plan.Result {
-		return plan.Plan(plan.Input{Job: job.DeepCopy(), Pods: pods, HasService: true, Now: now})
+		return plan.Plan(plan.Input{Job: job.DeepCopy(), Pods: pods, HasService: true, Now: now,
+			InPlace: plan.InPlaceSupport{WatcherImage: "m", Default: musterv1.RestartModeInPlace}})
 	}
 	if d := cmp.Diff(in(whole), in(trimmed)); d != "" {
 		t.Errorf("the plan differs (-whole +trimmed):\n%s", d)

@@ -74,6 +74,8 @@ type Options struct {
 	// refuses it (internal/leader: a leader that woke from a pause past
 	// its lease must not act).
 	Fence func() error
+	// InPlace is what the operator offers for restarting pods in place.
+	InPlace plan.InPlaceSupport
 }
 
 func (o *Options) defaults(c client.Client) {
@@ -191,7 +193,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now),
 		CreateFailures: r.takeFailures(req.NamespacedName, job), Gang: gangIn, Admission: admission, TensorBoard: tensorBoard,
-		SSHSecret: r.sshSecrets.unrecorded(job)})
+		SSHSecret: r.sshSecrets.unrecorded(job), InPlace: r.opts.InPlace})
 	if behind, err := r.cacheBehind(ctx, job, pods, &res, now); err != nil || behind {
 		// The pod events the cache takes in bring the job back; the
 		// requeue is for a cache that shows nothing new.

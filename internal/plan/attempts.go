@@ -1,14 +1,17 @@
 package plan
 
 import (
+	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
+	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
 // maxAttemptHistory bounds status.attempts.
@@ -140,12 +143,58 @@ func newAttempt(c *planContext, st *musterv1.TrainingJobStatus, r jobRestart, en
 			t.DeletionPending = false
 		}
 	}
-	for _, pod := range c.pods.Current() {
-		out.deletePod(pod, "new attempt")
+	moved := movePods(c, st, out)
+	if msg := moved.message(); msg != "" {
+		st.Attempts[len(st.Attempts)-1].PodRestarts = &musterv1.PodRestarts{
+			InPlace: moved.inPlace, Recreated: moved.recreated, Message: msg}
+		r.message += "; " + msg
+	} else if moved.inPlace > 0 {
+		st.Attempts[len(st.Attempts)-1].PodRestarts = &musterv1.PodRestarts{InPlace: moved.inPlace}
+		r.message += fmt.Sprintf("; its %d pods restart in place", moved.inPlace)
 	}
 	removeStore(c, "new attempt", out)
 	out.CreatePods = nil
 	out.event(false, musterv1.EventReasonJobRestarting, r.message)
+}
+
+// movePods takes every pod of the attempt that ends into the next: in
+// place where its role restarts in place and the pod can, else by deleting
+// it (its replacement is created once it is gone).
+func movePods(c *planContext, st *musterv1.TrainingJobStatus, out *Result) fallbacks {
+	var f fallbacks
+	for _, pod := range c.pods.Current() {
+		role := topology.Find(c.job, pod.Labels[musterv1.LabelRole])
+		if role == nil {
+			out.deletePod(pod, "new attempt")
+			continue
+		}
+		if inPlace, _ := c.inPlaceFor(role); !inPlace {
+			out.deletePod(pod, "new attempt")
+			continue
+		}
+		if ok, whyNot := restartableInPlace(pod); !ok {
+			out.deletePod(pod, "new attempt")
+			f.add(pod, whyNot)
+			continue
+		}
+		out.restartInPlace(pod, st.Attempt, nextInstance(taskOf(st, pod), pod), "new attempt")
+		f.inPlace++
+	}
+	return f
+}
+
+// taskOf is pod's task in status, or nil.
+func taskOf(st *musterv1.TrainingJobStatus, pod *corev1.Pod) *musterv1.TaskStatus {
+	rs := roleStatus(st, pod.Labels[musterv1.LabelRole])
+	if rs == nil {
+		return nil
+	}
+	for i := range rs.Tasks {
+		if rs.Tasks[i].Pod == pod.Name {
+			return &rs.Tasks[i]
+		}
+	}
+	return nil
 }
 
 // attemptStart is when the current attempt began: when the previous one

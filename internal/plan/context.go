@@ -28,6 +28,21 @@ type planContext struct {
 	// (maxEndsPerPlan): they stay held by the tracking finalizer until a
 	// written status holds their end. Shared by the context's copies.
 	endsLater map[types.UID]bool
+	// inPlace is what the operator offers for restarts in place; gang is
+	// whether the job has a gang backend.
+	inPlace InPlaceSupport
+	gang    bool
+	// cache holds what the plan works out once, when first needed.
+	// Shared by the context's copies.
+	cache *planCache
+}
+
+// planCache is what a plan works out once, when first needed.
+type planCache struct {
+	// placeholders: whether a role's template names an attempt.
+	placeholders map[string]bool
+	// final are the exit codes the job's classification makes Permanent.
+	final []int32
 }
 
 func newContext(job *musterv1.TrainingJob, now time.Time, pods []*corev1.Pod, status *musterv1.TrainingJobStatus) *planContext {
@@ -38,6 +53,7 @@ func newContext(job *musterv1.TrainingJob, now time.Time, pods []*corev1.Pod, st
 		policy:    failure.PolicyOf(job),
 		pods:      observe.Sort(job, status.Attempt, taskCount, pods),
 		endsLater: map[types.UID]bool{},
+		cache:     &planCache{placeholders: map[string]bool{}},
 	}
 }
 

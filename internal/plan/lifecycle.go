@@ -95,6 +95,14 @@ func cleanUp(c *planContext, st *musterv1.TrainingJobStatus, out *Result) {
 	removeStore(c, "finished", out)
 	clean := c.job.Spec.Run.CleanPodPolicy
 	if clean == musterv1.CleanPodPolicyNone {
+		// A pod that restarts in place and still runs after its task
+		// failed runs the failed task again (rerunsInPlace): it goes
+		// whatever the policy.
+		for _, pod := range c.pods.Current() {
+			if ts := taskOf(st, pod); ts != nil && ts.State == musterv1.TaskFailed && rerunsInPlace(pod) {
+				out.deletePod(pod, "finished")
+			}
+		}
 		return
 	}
 	for _, pod := range c.pods.Current() {

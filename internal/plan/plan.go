@@ -2,6 +2,7 @@ package plan
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,6 +41,8 @@ type Input struct {
 	// MPI job, when the job's status does not name it yet: the API server
 	// chose it, and nothing the operator may read in the cluster tells it.
 	SSHSecret string
+	// InPlace is what the operator offers for restarting pods in place.
+	InPlace InPlaceSupport
 }
 
 // PodDeletion asks for one pod instance to be deleted.
@@ -70,7 +73,9 @@ type Result struct {
 	CreateSSHSecret *corev1.Secret
 	CreatePods      []*corev1.Pod
 	DeletePods      []PodDeletion
-	DeleteJob       bool
+	// RestartPods are the pods to restart in place.
+	RestartPods []PodRestart
+	DeleteJob   bool
 	// Scale resizes the scalable roles through the /scale subresource, as
 	// the autoscaler decided.
 	Scale  *int32
@@ -139,9 +144,11 @@ func Plan(in Input) Result {
 	// A pod that this plan's release removes at once is gone already as far
 	// as its task goes (observe.GoneOnRelease); it is still released below.
 	c := newContext(job, in.Now, present(in.Pods), status)
+	c.inPlace = in.InPlace
+	c.gang = in.Gang != nil && in.Gang.Backend != musterv1.GangNone
 	attachPods(status, c.pods)
 	var out Result
-	removeStrays(c, &out)
+	removeStrays(c, status, &out)
 
 	var held holdUps
 	restartRequested := takeRestartRequest(job, status)
@@ -257,12 +264,44 @@ func finalize(c *planContext, status *musterv1.TrainingJobStatus, out Result) Re
 
 // removeStrays deletes the pods that belong to no task of the current
 // attempt, forcing those that overstay their role's graceful deletion
-// timeout. A stray store pod is plumbing: it is only deleted.
-func removeStrays(c *planContext, out *Result) {
+// timeout. A stray store pod is plumbing: it is only deleted. A task's pod
+// of an earlier attempt that can restart in place is asked again to
+// restart into this one: the plan that started the attempt asked it, and
+// the pod does not show it yet.
+func removeStrays(c *planContext, st *musterv1.TrainingJobStatus, out *Result) {
 	for _, pod := range c.pods.Strays {
+		if ts := earlierAttemptsTask(c, st, pod); ts != nil {
+			if ok, _ := restartableInPlace(pod); ok {
+				out.restartInPlace(pod, st.Attempt, nextInstance(ts, pod), "new attempt")
+				continue
+			}
+		}
 		if pod.DeletionTimestamp != nil && pod.Labels[musterv1.LabelComponent] != musterv1.ComponentStore {
 			out.forceIfOverdue(pod, topology.Find(c.job, pod.Labels[musterv1.LabelRole]), c.now.Time)
 		}
 		out.deletePod(pod, "stray")
 	}
+}
+
+// earlierAttemptsTask is the current attempt's task that pod, a stray,
+// ran in an earlier attempt, if its role and index are still the job's.
+func earlierAttemptsTask(c *planContext, st *musterv1.TrainingJobStatus, pod *corev1.Pod) *musterv1.TaskStatus {
+	if pod.Labels[musterv1.LabelComponent] != "" || pod.Labels[musterv1.LabelJobAttempt] == strconv.Itoa(int(st.Attempt)) {
+		return nil
+	}
+	role := topology.Find(c.job, pod.Labels[musterv1.LabelRole])
+	index := observe.TaskIndex(pod)
+	if role == nil || index >= topology.Replicas(role) {
+		return nil
+	}
+	rs := roleStatus(st, role.Name)
+	if rs == nil {
+		return nil
+	}
+	for i := range rs.Tasks {
+		if t := &rs.Tasks[i]; t.Index == index {
+			return t
+		}
+	}
+	return nil
 }

@@ -35,6 +35,8 @@ type world struct {
 	// secrets are the SSH Secrets made for the job, by the name the API
 	// server gave them, oldest first.
 	secrets []string
+	// inPlace is what the operator offers for restarting in place.
+	inPlace InPlaceSupport
 }
 
 func newWorld(t *testing.T, job *musterv1.TrainingJob) *world {
@@ -49,7 +51,7 @@ func (w *world) planOn(view map[string]*corev1.Pod) Result {
 	summarizeStatus = !w.full
 	defer func() { summarizeStatus = true }()
 	pods := podList(view)
-	res := Plan(Input{Job: w.job.DeepCopy(), Pods: pods, HasService: true, Now: w.now, SSHSecret: w.unrecordedSecret()})
+	res := Plan(Input{Job: w.job.DeepCopy(), Pods: pods, HasService: true, Now: w.now, SSHSecret: w.unrecordedSecret(), InPlace: w.inPlace})
 	// The operator gives Plan its cache's own pods, not copies: a plan
 	// must leave them as they were.
 	for _, p := range pods {
@@ -98,6 +100,13 @@ func (w *world) step() Result {
 				continue
 			}
 			delete(w.pods, d.Name)
+		}
+	}
+	for _, r := range res.RestartPods {
+		if p := w.pods[r.Name]; p != nil && p.UID == r.UID {
+			p.Labels[musterv1.LabelJobAttempt] = strconv.Itoa(int(r.Attempt))
+			p.Labels[musterv1.LabelTaskAttempt] = strconv.Itoa(int(r.TaskAttempt))
+			p.Annotations[musterv1.AnnotationInPlaceRestarts] = r.Restarts
 		}
 	}
 	for _, p := range res.CreatePods {

@@ -52,6 +52,10 @@ func (a *applier) checkPending(role *musterv1.Role, ts *musterv1.TaskStatus, pod
 	if !ok {
 		return
 	}
+	if observe.RestartedInPlace(pod) {
+		// Placed long ago: it waits for its own containers, not a node.
+		return
+	}
 	timeout := a.c.job.Spec.FailurePolicy.Rules[i].TimeoutSeconds
 	due := pod.CreationTimestamp.Add(time.Duration(timeout) * time.Second)
 	if left := due.Sub(a.c.now.Time); left > 0 {

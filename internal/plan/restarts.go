@@ -6,6 +6,7 @@ import (
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
 	"github.com/muster-dev/muster/internal/plan/observe"
+	"github.com/muster-dev/muster/internal/plan/topology"
 )
 
 // The three scopes of a restart: one task's pod, every task of a role, the
@@ -36,7 +37,7 @@ func (a *applier) restartTask(role *musterv1.Role, ts *musterv1.TaskStatus, pod 
 		ts.AccountableRestarts++
 		a.st.Restarts.Accountable++
 	}
-	a.out.event(false, musterv1.EventReasonTaskRestarting, "restarting "+ts.Pod+" after "+failure.DescribeExit(exit))
+	a.out.event(false, musterv1.EventReasonTaskRestarting, "restarting "+ts.Pod+a.restartHow(role, pod)+" after "+failure.DescribeExit(exit))
 	if pod != nil {
 		a.replaceEnded(role, ts, pod)
 	} else {
@@ -48,7 +49,12 @@ func (a *applier) restartTask(role *musterv1.Role, ts *musterv1.TaskStatus, pod 
 // when that deletion removes it from the API at once (a finished pod is
 // deleted without grace, after the same plan releases it), asks for its
 // replacement in the same plan: the actions delete before they create.
+//
+// A pod that can restart in place is asked to, and kept.
 func (a *applier) replaceEnded(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod) {
+	if a.restartInPlace(role, ts, pod, "restart") {
+		return
+	}
 	a.out.deletePod(pod, "restart")
 	if pod.DeletionTimestamp == nil && podFinished(pod) && observe.GoneOnForcedDelete(pod) {
 		a.createPod(role, ts)
@@ -104,8 +110,43 @@ func (a *applier) applyRoleRestarts() {
 				// still deletes it on the next reconcile.
 				t.LastExit = &musterv1.ExitStatus{PodUID: pod.UID, Reason: musterv1.ExitReasonRoleRestarted, Message: why, FinishedAt: new(a.c.now)}
 			}
-			a.out.deletePod(pod, "role restart")
+			if !a.restartInPlace(topology.Find(a.c.job, rs.Name), t, pod, "role restart") {
+				a.out.deletePod(pod, "role restart")
+			}
 		}
 		a.out.dropCreates(rs.Name)
 	}
+}
+
+// restartInPlace asks a task's pod to restart in place into the task's
+// next instance, if its role restarts in place and the pod can; it says
+// whether it did.
+func (a *applier) restartInPlace(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod, reason string) bool {
+	if role == nil {
+		return false
+	}
+	if ok, _ := a.c.inPlaceFor(role); !ok {
+		return false
+	}
+	if ok, _ := restartableInPlace(pod); !ok {
+		return false
+	}
+	a.out.restartInPlace(pod, a.st.Attempt, nextInstance(ts, pod), reason)
+	return true
+}
+
+// restartHow says, for the restart's event, how a task's pod restarts:
+// in place, or re-created when its role restarts in place but the pod
+// cannot (with why); nothing for a role that re-creates its pods.
+func (a *applier) restartHow(role *musterv1.Role, pod *corev1.Pod) string {
+	if pod == nil {
+		return ""
+	}
+	if ok, _ := a.c.inPlaceFor(role); !ok {
+		return ""
+	}
+	if ok, why := restartableInPlace(pod); !ok {
+		return " by re-creating its pod (" + why + ")"
+	}
+	return " in place"
 }

@@ -94,6 +94,10 @@ func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep
 		a.out.forceIfOverdue(s.pod, role, a.c.now.Time)
 	case stepRemoveEnded:
 		a.replaceEnded(role, ts, s.pod)
+	case stepRestartingInPlace:
+		ts.State = musterv1.TaskRestarting
+	case stepStopRerun:
+		a.out.deletePod(s.pod, "failed for good")
 	case stepRunning:
 		ts.State = musterv1.TaskRunning
 		ts.Attempts = max(ts.Attempts, observe.TaskAttempt(s.pod))
@@ -156,6 +160,9 @@ func (a *applier) createPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
 	if err != nil {
 		a.jobDecision = a.jobDecision.fail(musterv1.CompletionStatus{Reason: musterv1.ReasonPodCreateFailed, Message: err.Error(), Role: role.Name})
 		return
+	}
+	if ok, _ := a.c.inPlaceFor(role); ok {
+		objects.ApplyInPlace(pod, a.c.inPlaceOptions(role))
 	}
 	a.out.CreatePods = append(a.out.CreatePods, pod)
 }

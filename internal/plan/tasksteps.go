@@ -17,15 +17,17 @@ import (
 type stepKind int
 
 const (
-	stepNone        stepKind = iota // a final task, or one held back by dependsOn
-	stepCreate                      // no pod: make one
-	stepTerminating                 // its pod is being deleted: wait, or force it once overdue
-	stepRemoveEnded                 // the ended instance a restart was decided for: delete it
-	stepRunning                     // its pod runs
-	stepPending                     // its pod has not started
-	stepEnded                       // its pod ended or vanished: decide what follows
-	stepEndLater                    // its pod ended, but this plan has recorded enough ends
-	stepScaleDown                   // a scale-down removes it
+	stepNone              stepKind = iota // a final task, or one held back by dependsOn
+	stepCreate                            // no pod: make one
+	stepTerminating                       // its pod is being deleted: wait, or force it once overdue
+	stepRemoveEnded                       // the ended instance a restart was decided for: delete it
+	stepRunning                           // its pod runs
+	stepPending                           // its pod has not started
+	stepEnded                             // its pod ended or vanished: decide what follows
+	stepEndLater                          // its pod ended, but this plan has recorded enough ends
+	stepScaleDown                         // a scale-down removes it
+	stepRestartingInPlace                 // its pod restarts in place into the task's next instance
+	stepStopRerun                         // it failed for good, and its pod, which restarts in place, runs it again: stop it
 )
 
 // taskStep is one task with its pod and what the pod asks. For an ended
@@ -110,6 +112,8 @@ func observeTask(c *planContext, role *musterv1.Role, ts musterv1.TaskStatus) ta
 	}
 	s := taskStep{task: ts, pod: pod}
 	switch {
+	case final && pod != nil && ts.State == musterv1.TaskFailed && rerunsInPlace(pod):
+		s.kind = stepStopRerun
 	case final:
 		s.kind = stepNone
 	case pod == nil:
@@ -128,16 +132,33 @@ func observeTask(c *planContext, role *musterv1.Role, ts musterv1.TaskStatus) ta
 		s.kind = stepTerminating
 	case isEnded(&ts, pod):
 		// The ended instance a restart was decided for: remove it, then
-		// make its replacement once it is gone.
+		// make its replacement once it is gone; or restart it in place.
 		s.kind = stepRemoveEnded
-	case pod.Status.Phase == corev1.PodRunning:
-		s.kind = stepRunning
-	case observe.Ended(pod):
-		s.kind = stepEnded
 	default:
-		s.kind = stepPending
+		s.kind = liveStep(pod)
 	}
 	return s
+}
+
+// liveStep is the step of a task whose pod is its current instance and
+// is not being deleted.
+func liveStep(pod *corev1.Pod) stepKind {
+	switch {
+	case observe.InPlaceOf(pod) == observe.RunRestarting:
+		// Asked to restart in place, and not done: what its containers
+		// show is the instance before.
+		return stepRestartingInPlace
+	case observe.InPlaceFailure(pod) != nil:
+		// A training container failed and was restarted alone: the
+		// instance ended, though the pod runs on.
+		return stepEnded
+	case pod.Status.Phase == corev1.PodRunning:
+		return stepRunning
+	case observe.Ended(pod):
+		return stepEnded
+	default:
+		return stepPending
+	}
 }
 
 // missingPod is the step of a task with no pod: a pending or running task
@@ -166,6 +187,9 @@ func classifyEnd(c *planContext, ts musterv1.TaskStatus, pod *corev1.Pod) failur
 	case disrupted:
 		exit = failure.DisruptedExit(observe.DeletedByDisruption(pod), c.now.Time, c.classifier)
 	default:
+		if failed := observe.InPlaceFailure(pod); failed != nil {
+			pod = failed
+		}
 		exit = failure.ExitOf(pod, c.classifier)
 	}
 	exit.PodUID = ts.PodUID
@@ -182,10 +206,16 @@ func classifyEnd(c *planContext, ts musterv1.TaskStatus, pod *corev1.Pod) failur
 // alike share an entry.
 func isEnded(ts *musterv1.TaskStatus, pod *corev1.Pod) bool {
 	named := ts.LastExit != nil && ts.LastExit.PodUID != "" && ts.LastExit.PodUID != vanishedUID
-	if named && ts.LastExit.PodUID == pod.UID {
-		return true
-	}
 	n, labelled := observe.TaskAttemptOf(pod)
+	if named && ts.LastExit.PodUID == pod.UID {
+		if observe.InPlaceOf(pod) == observe.NotInPlace {
+			return true
+		}
+		// A pod that restarts in place is each of its task's instances in
+		// turn: the exit names the pod, and its instances up to the one
+		// status keeps while the task restarts are the ended ones.
+		return ts.State == musterv1.TaskRestarting && n <= ts.Attempts
+	}
 	if ts.State != musterv1.TaskRestarting || !labelled {
 		return false
 	}
@@ -226,4 +256,11 @@ func taskStatus(rs *musterv1.RoleStatus, index int32) musterv1.TaskStatus {
 		}
 	}
 	return musterv1.TaskStatus{Index: index, State: musterv1.TaskCreating}
+}
+
+// rerunsInPlace is whether pod restarts in place and still runs: its
+// training containers' restart rule restarts a failed one alone until the
+// operator decides, so a task that failed for good would run again in it.
+func rerunsInPlace(pod *corev1.Pod) bool {
+	return observe.InPlaceOf(pod) != observe.NotInPlace && !observe.Ended(pod) && pod.DeletionTimestamp == nil
 }

@@ -35,6 +35,7 @@ import (
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/controller"
 	"github.com/muster-dev/muster/internal/gang/backends"
+	"github.com/muster-dev/muster/internal/plan"
 	musterwebhook "github.com/muster-dev/muster/internal/webhook"
 	"github.com/muster-dev/muster/test/framework"
 )
@@ -243,7 +244,8 @@ func startOperatorWith(manager func(*ctrl.Options), edits ...func(*controller.Op
 	if err != nil {
 		return nil, err
 	}
-	opts := controller.Options{ExpectationTimeout: 10 * time.Second, Gang: gangOptions(), Kueue: true}
+	opts := controller.Options{ExpectationTimeout: 10 * time.Second, Gang: gangOptions(), Kueue: true,
+		InPlace: plan.InPlaceSupport{WatcherImage: "muster-operator:test", Default: musterv1.RestartModeRecreate}}
 	for _, edit := range edits {
 		edit(&opts)
 	}

@@ -333,15 +333,36 @@ func (d *describer) attempts() {
 	if len(d.job.Status.Attempts) == 0 {
 		return
 	}
+	inPlace := slices.ContainsFunc(d.job.Status.Attempts, func(a musterv1.AttemptStatus) bool { return a.PodRestarts != nil })
 	d.line("Attempts:")
-	d.line("  ID\tSTARTED\tENDED\tREASON\tMESSAGE")
+	if inPlace {
+		d.line("  ID\tSTARTED\tENDED\tREASON\tPODS\tMESSAGE")
+	} else {
+		d.line("  ID\tSTARTED\tENDED\tREASON\tMESSAGE")
+	}
 	for _, a := range d.job.Status.Attempts {
 		reason, msg := "-", "-"
 		if a.Completion != nil {
 			reason, msg = string(a.Completion.Reason), a.Completion.Message
 		}
-		d.line("  %d\t%s\t%s\t%s\t%s", a.ID, ago(a.StartTime, d.now), ago(a.CompletionTime, d.now), reason, msg)
+		if !inPlace {
+			d.line("  %d\t%s\t%s\t%s\t%s", a.ID, ago(a.StartTime, d.now), ago(a.CompletionTime, d.now), reason, msg)
+			continue
+		}
+		d.line("  %d\t%s\t%s\t%s\t%s\t%s", a.ID, ago(a.StartTime, d.now), ago(a.CompletionTime, d.now), reason, podRestarts(a.PodRestarts), msg)
 	}
+}
+
+// podRestarts says how an attempt's pods went on into the next.
+func podRestarts(p *musterv1.PodRestarts) string {
+	if p == nil {
+		return "-"
+	}
+	out := fmt.Sprintf("%d in place", p.InPlace)
+	if p.Recreated > 0 {
+		out += fmt.Sprintf(", %d re-created", p.Recreated)
+	}
+	return out
 }
 
 func ago(t *metav1.Time, now time.Time) string {

@@ -59,3 +59,23 @@ func TestMessageEnd(t *testing.T) {
 }
 
 const long = "NCCL error in: /opt/pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, unhandled system error, NCCL version 2.18.1"
+
+// The attempts of a job that restarts in place say how their pods went on.
+func TestDescribeAttemptsThatRestartedInPlace(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").Role("worker", 3).Obj()
+	job.Status.Attempts = []musterv1.AttemptStatus{
+		{ID: 0, Completion: &musterv1.CompletionStatus{Reason: musterv1.ReasonJobRestarting, Message: "j-worker-1 failed"},
+			PodRestarts: &musterv1.PodRestarts{InPlace: 2, Recreated: 1, Message: "j-worker-2 (it has ended (failed))"}},
+		{ID: 1, Completion: &musterv1.CompletionStatus{Reason: musterv1.ReasonJobRestarting, Message: "j-worker-0 failed"}},
+	}
+	var out strings.Builder
+	if err := Describe(&out, job, nil, time.Unix(1000, 0)); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"PODS", "2 in place, 1 re-created", "j-worker-1 failed"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("want %q in:\n%s", want, got)
+		}
+	}
+}

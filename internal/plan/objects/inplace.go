@@ -14,9 +14,17 @@ import (
 // watcher, the first init container and a native sidecar, exits with
 // restartwatch.ExitCode when the operator raises the pod's
 // muster.dev/in-place-restarts annotation, and its restart rule turns that
-// exit into RestartAllContainers. A training container that fails with a
-// code worth retrying restarts the pod in place the same way, by a rule of
-// its own; one that succeeds, or fails for good, ends as before.
+// exit into RestartAllContainers. Every restart of all containers is one
+// the operator asked for, so that it can count them.
+//
+// A training container that fails with a code worth retrying is restarted
+// alone by a rule of its own (Restart), which keeps the pod alive and its
+// exit in the container's last state, where the operator reads it however
+// late it looks; the operator then restarts the whole pod into the next
+// attempt. A rule of RestartAllContainers would restart the pod at once,
+// and the kubelet replaces the last state of every container it removes:
+// an operator that looked a moment later would find the failure's exit
+// code gone. One that succeeds, or fails for good, ends the pod as before.
 const (
 	// RestartWatcherName is the restart watcher's container name.
 	RestartWatcherName = "muster-restart-watcher"
@@ -52,7 +60,7 @@ const maxRuleValues = 255
 //     the attempt it restarted into;
 //   - each training container without restart rules of its own gets
 //     restartPolicy Never and one rule: an exit that is not final restarts
-//     all containers.
+//     it.
 func ApplyInPlace(pod *corev1.Pod, in InPlace) {
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
@@ -77,7 +85,7 @@ func ApplyInPlace(pod *corev1.Pod, in InPlace) {
 		}
 		c.RestartPolicy = new(corev1.ContainerRestartPolicyNever)
 		c.RestartPolicyRules = []corev1.ContainerRestartRule{{
-			Action: corev1.ContainerRestartRuleActionRestartAllContainers,
+			Action: corev1.ContainerRestartRuleActionRestart,
 			ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{
 				Operator: corev1.ContainerRestartRuleOnExitCodesOpNotIn,
 				Values:   finalCodes(in.Final),

@@ -55,9 +55,9 @@ func TestAPodReadiedToRestartInPlace(t *testing.T) {
 	if main.RestartPolicy == nil || *main.RestartPolicy != corev1.ContainerRestartPolicyNever {
 		t.Errorf("a training container's restartPolicy = %v, want Never", main.RestartPolicy)
 	}
-	if r := main.RestartPolicyRules; len(r) != 1 || r[0].Action != corev1.ContainerRestartRuleActionRestartAllContainers ||
+	if r := main.RestartPolicyRules; len(r) != 1 || r[0].Action != corev1.ContainerRestartRuleActionRestart ||
 		r[0].ExitCodes.Operator != corev1.ContainerRestartRuleOnExitCodesOpNotIn || !slices.Equal(r[0].ExitCodes.Values, []int32{0, 127, 210}) {
-		t.Errorf("a training container's rule = %+v, want RestartAllContainers for codes not in [0 127 210]", r)
+		t.Errorf("a training container's rule = %+v, want Restart for codes not in [0 127 210]", r)
 	}
 	if own := pod.Spec.Containers[1]; len(own.RestartPolicyRules) != 0 || *own.RestartPolicy != corev1.ContainerRestartPolicyAlways {
 		t.Errorf("a container with a restart policy of its own is left alone: %+v", own)

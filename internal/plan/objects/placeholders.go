@@ -57,3 +57,14 @@ func ApplyPlaceholders(tmpl *corev1.PodTemplateSpec, p Placeholders) (*corev1.Po
 	}
 	return out, nil
 }
+
+// UsesAttemptPlaceholders is whether tmpl names the job's or the task's
+// attempt in a placeholder: such a pod holds the attempt it was made for
+// in its spec, which no restart in place can change.
+func UsesAttemptPlaceholders(tmpl *corev1.PodTemplateSpec) bool {
+	raw, err := json.Marshal(tmpl)
+	if err != nil {
+		return true
+	}
+	return strings.Contains(string(raw), "{{MUSTER_ATTEMPT_ID}}") || strings.Contains(string(raw), "{{MUSTER_TASK_ATTEMPT}}")
+}

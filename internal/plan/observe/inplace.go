@@ -9,8 +9,8 @@ import (
 	"github.com/muster-dev/muster/internal/plan/objects"
 )
 
-// RestartingAllContainers is the reason the kubelet gives a container it
-// removed to restart every container of its pod.
+// RestartingAllContainers is the reason the kubelet gives the last end of
+// a container it removed to restart every container of its pod.
 const RestartingAllContainers = "RestartingAllContainers"
 
 // InPlaceRun is where a pod that can restart in place stands between the
@@ -18,54 +18,133 @@ const RestartingAllContainers = "RestartingAllContainers"
 type InPlaceRun int
 
 const (
-	// NotInPlace: the pod was not made to restart in place.
+	// NotInPlace: the pod cannot restart in place: it was not made to, or
+	// the API server dropped its restart rules (a cluster without the
+	// feature).
 	NotInPlace InPlaceRun = iota
-	// RunCurrent: every restart asked is done, and none more; the
-	// containers run what the pod's labels say.
+	// RunCurrent: every restart asked is done; the containers run what the
+	// pod's labels say.
 	RunCurrent
 	// RunRestarting: a restart was asked or is under way and not done:
 	// what the containers show belongs to the run before.
 	RunRestarting
-	// RunRestartedUnasked: the node restarted the pod more often than the
-	// operator asked: a training container failed and its restart rule
-	// restarted the pod.
-	RunRestartedUnasked
 )
 
 // InPlaceOf is where pod stands, from the restarts asked of it (its
-// muster.dev/in-place-restarts annotation) and those its node did: each
-// restart of all containers counts one restart of the restart watcher,
-// which exits only to ask for one, and is restarted alone only if it
-// crashed (its last end is then its own, not the kubelet's removal).
+// muster.dev/in-place-restarts annotation) and those its node did. Each
+// restart of all containers restarts the restart watcher once, and only
+// the operator asks for them (objects.ApplyInPlace), so the watcher's
+// restart count is the number done; a watcher that crashed and was
+// restarted alone counts one more, which the next ask takes up
+// (NextInPlaceRestart).
 func InPlaceOf(pod *corev1.Pod) InPlaceRun {
-	v, ok := pod.Annotations[musterv1.AnnotationInPlaceRestarts]
-	if !ok {
-		return NotInPlace
-	}
-	asked, err := strconv.Atoi(v)
-	if err != nil {
+	asked, ok := askedRestarts(pod)
+	if !ok || !hasWatcherRule(pod) {
 		return NotInPlace
 	}
 	if restartingAll(pod) {
 		return RunRestarting
 	}
-	w := watcherStatus(pod)
-	if w == nil {
-		// Not started yet: the first run, or the pod is still being
-		// placed. Any restart asked is done by the fresh start.
-		return RunCurrent
-	}
-	done := int(w.RestartCount)
-	switch {
-	case done < asked:
+	if int(doneRestarts(pod)) < asked {
 		return RunRestarting
-	case done == asked:
-		return RunCurrent
-	case crashedAlone(w):
-		return RunCurrent
-	default:
-		return RunRestartedUnasked
 	}
+	return RunCurrent
+}
+
+// NextInPlaceRestart is the value of the annotation that asks pod for one
+// more restart than it did or was asked, whichever is more. Asked again
+// from the same view of the pod, it is the same value: a plan that repeats
+// an ask that already landed asks nothing more.
+func NextInPlaceRestart(pod *corev1.Pod) string {
+	asked, _ := askedRestarts(pod)
+	if done := int(doneRestarts(pod)); done >= asked {
+		return strconv.Itoa(done + 1)
+	}
+	// The last ask is not done yet: the new labels ride on it.
+	return strconv.Itoa(asked)
+}
+
+// InPlaceFailure is, for a pod that runs its current run, how that run
+// failed, as the pod would show it had it ended: phase Failed, with each
+// training container that failed since the run began back in its
+// terminated state. A container that fails with a code its restart rule
+// retries is restarted alone, keeping its exit in its last state, until
+// the operator restarts the pod. Nil when nothing failed.
+//
+// Since the run began: after the watcher of this run started. The kubelet
+// gives every container it removes for a restart of all containers the
+// last end RestartingAllContainers; one that was waiting out a crash-loop
+// back-off keeps its older end, which ends before this run's watcher
+// started. Times are whole seconds: an end within the second the watcher
+// started counts as this run's, so no failure of the run is missed.
+func InPlaceFailure(pod *corev1.Pod) *corev1.Pod {
+	if InPlaceOf(pod) != RunCurrent {
+		return nil
+	}
+	w := watcherStatus(pod)
+	if w == nil || w.State.Running == nil {
+		return nil
+	}
+	began := w.State.Running.StartedAt
+	var failed []int
+	for i, cs := range pod.Status.ContainerStatuses {
+		t := cs.LastTerminationState.Terminated
+		if cs.State.Terminated != nil || t == nil || t.ExitCode == 0 || t.Reason == RestartingAllContainers || t.FinishedAt.Before(&began) {
+			continue
+		}
+		failed = append(failed, i)
+	}
+	if len(failed) == 0 {
+		return nil
+	}
+	out := pod.DeepCopy()
+	out.Status.Phase = corev1.PodFailed
+	for _, i := range failed {
+		cs := &out.Status.ContainerStatuses[i]
+		cs.State = corev1.ContainerState{Terminated: cs.LastTerminationState.Terminated}
+	}
+	return out
+}
+
+// RestartedInPlace is whether the operator has asked pod to restart in
+// place at least once.
+func RestartedInPlace(pod *corev1.Pod) bool {
+	n, ok := askedRestarts(pod)
+	return ok && n > 0
+}
+
+func askedRestarts(pod *corev1.Pod) (int, bool) {
+	v, ok := pod.Annotations[musterv1.AnnotationInPlaceRestarts]
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	return n, err == nil && n >= 0
+}
+
+func doneRestarts(pod *corev1.Pod) int32 {
+	if w := watcherStatus(pod); w != nil {
+		return w.RestartCount
+	}
+	// Not started yet: the first run, or the pod is still being placed.
+	return 0
+}
+
+// hasWatcherRule is whether the pod's watcher kept its restart rule: an API
+// server without the feature drops the rules, and the watcher's exit would
+// then only restart itself.
+func hasWatcherRule(pod *corev1.Pod) bool {
+	for _, c := range pod.Spec.InitContainers {
+		if c.Name != objects.RestartWatcherName {
+			continue
+		}
+		for _, r := range c.RestartPolicyRules {
+			if r.Action == corev1.ContainerRestartRuleActionRestartAllContainers {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // restartingAll is whether the node is restarting every container of pod.
@@ -85,11 +164,4 @@ func watcherStatus(pod *corev1.Pod) *corev1.ContainerStatus {
 		}
 	}
 	return nil
-}
-
-// crashedAlone is whether the watcher's last restart was its own: a
-// restart of every container ends it as the kubelet's removal.
-func crashedAlone(w *corev1.ContainerStatus) bool {
-	t := w.LastTerminationState.Terminated
-	return t != nil && t.Reason != RestartingAllContainers
 }

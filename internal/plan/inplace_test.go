@@ -1,0 +1,238 @@
+package plan
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/testutil"
+)
+
+// The node's side of restarting in place, as kubelet 1.36 reports it.
+
+// kubeletRuns makes pod run what it was last asked: every restart asked is
+// done, the watcher and the training container started now.
+func (w *world) kubeletRuns(name string) {
+	p := w.pods[name]
+	asked, _ := strconv.Atoi(p.Annotations[musterv1.AnnotationInPlaceRestarts])
+	started := metav1.NewTime(w.now)
+	p.Status = corev1.PodStatus{Phase: corev1.PodRunning,
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: objects.RestartWatcherName, RestartCount: int32(asked),
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name, RestartCount: int32(asked),
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
+	}
+	if asked > 0 {
+		p.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{
+			Reason: "RestartingAllContainers", ExitCode: 137}
+	}
+}
+
+// trainingFails makes pod's training container fail with code and, as its
+// restart rule says, restart alone.
+func (w *world) trainingFails(name string, code int32) {
+	cs := &w.pods[name].Status.ContainerStatuses[0]
+	cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error", FinishedAt: metav1.NewTime(w.now)}
+	cs.RestartCount++
+}
+
+func inPlaceWorld(t *testing.T, job *musterv1.TrainingJob) *world {
+	w := newWorld(t, job)
+	w.inPlace = InPlaceSupport{WatcherImage: "muster:test", Default: musterv1.RestartModeInPlace}
+	w.step()
+	for name := range w.pods {
+		w.kubeletRuns(name)
+	}
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseRunning {
+		t.Fatalf("phase = %s, want Running", w.job.Status.Phase)
+	}
+	return w
+}
+
+func uids(w *world) map[string]types.UID {
+	out := map[string]types.UID{}
+	for name, p := range w.pods {
+		out[name] = p.UID
+	}
+	return out
+}
+
+// A gang restart in place: the failed pod and the others keep their UIDs,
+// move to the next attempt by a patch, and run it once their node has
+// restarted them; one restart is charged, whatever the plans in between
+// see.
+func TestAGangRestartsInPlace(t *testing.T) {
+	w := inPlaceWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 3).RestartPolicy(musterv1.RestartPolicyOnFailure).RestartScope(musterv1.RestartScopeJob).BackoffLimit(3).WithDefaults().Obj())
+	if got := w.pods["j-w-0"].Spec.InitContainers[0].Name; got != objects.RestartWatcherName {
+		t.Fatalf("the pods must be made to restart in place; first init container %q", got)
+	}
+	before := uids(w)
+	stale := podsCopy(w.pods)
+	w.trainingFails("j-w-1", 3)
+
+	res := w.plan()
+	if len(res.DeletePods) != 0 || len(res.CreatePods) != 0 {
+		t.Fatalf("an in-place restart deletes and creates nothing, got %d deletes %d creates", len(res.DeletePods), len(res.CreatePods))
+	}
+	if len(res.RestartPods) != 3 {
+		t.Fatalf("want all 3 pods restarted in place, got %+v", res.RestartPods)
+	}
+	for _, r := range res.RestartPods {
+		if r.Attempt != 1 || r.TaskAttempt != 2 || r.Restarts != "1" {
+			t.Errorf("%s: want attempt 1, task attempt 2, restarts 1, got %+v", r.Name, r)
+		}
+	}
+	if got := res.Status.Restarts; got != (musterv1.RestartCounts{Total: 1, Accountable: 1}) {
+		t.Fatalf("restarts = %+v, want one charged", got)
+	}
+	rec := res.Status.Attempts[len(res.Status.Attempts)-1]
+	if rec.PodRestarts == nil || rec.PodRestarts.InPlace != 3 || rec.PodRestarts.Recreated != 0 {
+		t.Errorf("the attempt's record must say 3 pods restarted in place, got %+v", rec)
+	}
+	w.job.Status = res.Status
+
+	// A plan whose cache does not show the patches yet asks the same
+	// again, and deletes nothing.
+	again := w.planOn(stale)
+	if len(again.DeletePods) != 0 || len(again.RestartPods) != 3 || again.Status.Restarts.Total != 1 {
+		t.Fatalf("a stale cache: deletes %+v, restarts %+v, total %d", again.DeletePods, again.RestartPods, again.Status.Restarts.Total)
+	}
+	for i, r := range again.RestartPods {
+		if r != res.RestartPods[i] {
+			t.Errorf("asked again differently: %+v, was %+v", r, res.RestartPods[i])
+		}
+	}
+
+	w.step()
+	if w.pods["j-w-0"].Labels[musterv1.LabelJobAttempt] != "1" {
+		t.Fatalf("the patch moves the pod to attempt 1, labels %v", w.pods["j-w-0"].Labels)
+	}
+	// Patched, not restarted yet: restarting, and the old run's failure
+	// is not taken again.
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseRestarting || w.job.Status.Restarts.Total != 1 {
+		t.Fatalf("phase %s, restarts %+v", w.job.Status.Phase, w.job.Status.Restarts)
+	}
+	for name := range w.pods {
+		w.kubeletRuns(name)
+	}
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseRunning || w.job.Status.Restarts.Total != 1 || w.job.Status.Attempt != 1 {
+		t.Fatalf("phase %s, restarts %+v, attempt %d", w.job.Status.Phase, w.job.Status.Restarts, w.job.Status.Attempt)
+	}
+	for name, uid := range uids(w) {
+		if before[name] != uid {
+			t.Errorf("%s was re-created", name)
+		}
+	}
+	if ts := w.task("w", 1); ts.Attempts != 2 || ts.State != musterv1.TaskRunning {
+		t.Errorf("task 1 = %+v, want instance 2 running", ts)
+	}
+}
+
+// A pod that cannot restart in place is re-created alone, and the
+// attempt's record and event say which and why.
+func TestAPodThatCannotRestartInPlaceIsRecreatedAlone(t *testing.T) {
+	w := inPlaceWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 3).RestartPolicy(musterv1.RestartPolicyOnFailure).RestartScope(musterv1.RestartScopeJob).BackoffLimit(3).WithDefaults().Obj())
+	failed := w.pods["j-w-2"].UID
+	w.exit("j-w-2", 1) // failed for good: phase Failed
+	res := w.plan()
+	if len(res.DeletePods) != 1 || res.DeletePods[0].UID != failed || len(res.RestartPods) != 2 {
+		t.Fatalf("want j-w-2 deleted and the 2 others restarted in place, got deletes %+v restarts %+v", res.DeletePods, res.RestartPods)
+	}
+	rec := res.Status.Attempts[len(res.Status.Attempts)-1].PodRestarts
+	if rec == nil || rec.InPlace != 2 || rec.Recreated != 1 || !strings.Contains(rec.Message, "j-w-2 (it has ended (failed))") {
+		t.Errorf("record = %+v", rec)
+	}
+	found := false
+	for _, e := range res.Events {
+		found = found || (e.Reason == musterv1.EventReasonJobRestarting && strings.Contains(e.Message, "1 re-created: j-w-2"))
+	}
+	if !found {
+		t.Errorf("the restart's event must name the re-created pod: %+v", res.Events)
+	}
+}
+
+// A task that restarts alone restarts in place into its next instance,
+// charged once; the pod keeps its UID.
+func TestATaskRestartsInPlace(t *testing.T) {
+	w := inPlaceWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 2).RestartScope(musterv1.RestartScopeTask).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).BackoffLimit(3).WithDefaults().Obj())
+	uid := w.pods["j-w-1"].UID
+	w.trainingFails("j-w-1", 3)
+	res := w.step()
+	if len(res.RestartPods) != 1 || res.RestartPods[0].Name != "j-w-1" || res.RestartPods[0].TaskAttempt != 2 || res.RestartPods[0].Attempt != 0 {
+		t.Fatalf("want j-w-1 restarted in place as instance 2, got %+v", res.RestartPods)
+	}
+	if ts := w.task("w", 1); ts.State != musterv1.TaskRestarting || ts.LastExit == nil || ts.LastExit.Code != 3 {
+		t.Fatalf("task = %+v, want restarting with exit 3 recorded", ts)
+	}
+	w.step()
+	w.kubeletRuns("j-w-1")
+	w.step()
+	ts := w.task("w", 1)
+	if ts.State != musterv1.TaskRunning || ts.Attempts != 2 || w.pods["j-w-1"].UID != uid || w.job.Status.Restarts.Total != 1 {
+		t.Fatalf("task = %+v, restarts %+v", ts, w.job.Status.Restarts)
+	}
+	// The exit that started it is not taken again.
+	w.step()
+	if w.job.Status.Restarts.Total != 1 {
+		t.Fatalf("restarts = %+v", w.job.Status.Restarts)
+	}
+}
+
+// A job that ends while a pod that restarts in place runs its failed task
+// again (the container is restarted alone until the operator decides)
+// stops that pod, even where the job keeps its pods.
+func TestAFailedTasksPodThatRestartsInPlaceIsStopped(t *testing.T) {
+	w := inPlaceWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 2).RestartPolicy(musterv1.RestartPolicyOnFailure).
+		BackoffLimit(0).CleanPodPolicy(musterv1.CleanPodPolicyNone).WithDefaults().Obj())
+	failed, other := w.pods["j-w-0"].UID, w.pods["j-w-1"].UID
+	w.trainingFails("j-w-0", 3)
+	res := w.step()
+	if w.job.Status.Phase != musterv1.PhaseFailed {
+		t.Fatalf("phase = %s, want Failed", w.job.Status.Phase)
+	}
+	if len(res.DeletePods) != 1 || res.DeletePods[0].UID != failed {
+		t.Fatalf("want only the failed task's pod stopped (the other is kept, as the policy says), got %+v", res.DeletePods)
+	}
+	_ = other
+}
+
+// A job that restarts by re-creating gets no watcher, and one whose
+// template names its attempt cannot restart in place.
+func TestWhichJobsRestartInPlace(t *testing.T) {
+	recreate := testutil.MakeJob("j", "ns").UID("j").Role("w", 1).WithDefaults().Obj()
+	recreate.Spec.FailurePolicy.RestartMode = musterv1.RestartModeRecreate
+	placeholder := testutil.MakeJob("p", "ns").UID("p").Role("w", 1).Template(func(p *corev1.PodTemplateSpec) {
+		p.Spec.Containers[0].Args = []string{"--run={{MUSTER_ATTEMPT_ID}}"}
+	}).WithDefaults().Obj()
+	for _, job := range []*musterv1.TrainingJob{recreate, placeholder} {
+		w := newWorld(t, job)
+		w.inPlace = InPlaceSupport{WatcherImage: "muster:test", Default: musterv1.RestartModeInPlace}
+		res := w.step()
+		if len(res.CreatePods) != 1 || len(res.CreatePods[0].Spec.InitContainers) != 0 {
+			t.Errorf("%s: want a pod without a watcher", job.Name)
+		}
+	}
+	w := newWorld(t, testutil.MakeJob("d", "ns").UID("d").Role("w", 1).WithDefaults().Obj())
+	w.inPlace = InPlaceSupport{Default: musterv1.RestartModeInPlace}
+	if res := w.step(); len(res.CreatePods[0].Spec.InitContainers) != 0 {
+		t.Error("without the watcher's image nothing restarts in place")
+	}
+}
+
+func podsCopy(pods map[string]*corev1.Pod) map[string]*corev1.Pod {
+	out := make(map[string]*corev1.Pod, len(pods))
+	for k, p := range pods {
+		out[k] = p.DeepCopy()
+	}
+	return out
+}
