@@ -41,12 +41,15 @@ type faults struct {
 	// pause, if set, holds the operator's watches and writes when told
 	// (a leader about to be paused).
 	pause *pauseGate
+	// failPodPatches, while true, fails every patch of a pod (not of its
+	// status) with a server error, before it lands.
+	failPodPatches *atomic.Bool
 }
 
 // proxyStats count what the proxy did, so a test can tell it tested
 // something.
 type proxyStats struct {
-	delayed, staleLists, failedWrites atomic.Int64
+	delayed, staleLists, failedWrites, failedPodPatches atomic.Int64
 }
 
 // faultProxy serves the API server on plain HTTP, authenticating as the
@@ -95,6 +98,10 @@ func faultProxy(t *testing.T, f faults) (kubeconfig string, stats *proxyStats) {
 				r.URL.RawQuery = q.Encode()
 				stats.staleLists.Add(1)
 			}
+		case f.failPodPatches != nil && f.failPodPatches.Load() && r.Method == http.MethodPatch && resource == "pods" && !strings.HasSuffix(r.URL.Path, "/status"):
+			stats.failedPodPatches.Add(1)
+			http.Error(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","message":"injected by the chaos tier","reason":"InternalError","code":500}`, http.StatusInternalServerError)
+			return
 		case f.failStatus != nil && (r.Method == http.MethodPut || r.Method == http.MethodPatch) && isJobStatus(r.URL.Path):
 			if fail, landed := f.failStatus(); fail {
 				stats.failedWrites.Add(1)

@@ -1,6 +1,7 @@
 package devcluster
 
 import (
+	"slices"
 	"context"
 	"fmt"
 
@@ -77,9 +78,16 @@ func fakeNode(i, gpus int) *corev1.Node {
 		Spec: corev1.NodeSpec{
 			Taints: []corev1.Taint{{Key: FakeNodeTaintKey, Value: FakeNodeValue, Effect: corev1.TaintEffectNoSchedule}},
 		},
-		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity.DeepCopy()},
+		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity.DeepCopy(),
+			DeclaredFeatures: slices.Clone(FakeNodeDeclaredFeatures)},
 	}
 }
+
+// FakeNodeDeclaredFeatures are the features a fake node declares, as a
+// kubelet 1.36 does: the scheduler places a pod that restarts all its
+// containers in place only on a node that declares it, and the
+// pod-restart-in-place stage does it.
+var FakeNodeDeclaredFeatures = []string{"RestartAllContainersOnContainerExits"}
 
 // reconcileFakeNodes makes exactly n fake nodes exist with gpus GPUs each.
 func reconcileFakeNodes(ctx context.Context, cs kubernetes.Interface, n, gpus int) error {
@@ -92,7 +100,8 @@ func reconcileFakeNodes(ctx context.Context, cs kubernetes.Interface, n, gpus in
 		want[FakeNodeName(i)] = true
 	}
 	for _, node := range existing.Items {
-		if want[node.Name] && node.Status.Capacity.Name(GPUResource, resource.DecimalSI).Value() == int64(gpus) {
+		if want[node.Name] && node.Status.Capacity.Name(GPUResource, resource.DecimalSI).Value() == int64(gpus) &&
+			slices.Equal(node.Status.DeclaredFeatures, FakeNodeDeclaredFeatures) {
 			delete(want, node.Name)
 			continue
 		}

@@ -97,6 +97,79 @@ spec:
       phase: {{ if eq $code "0" }}Succeeded{{ else }}Failed{{ end }}
 `, KWOKCompleteDelayAnnotation, KWOKExitCodeAnnotation)
 
+// podRestartInPlace restarts every container of a running pod in place
+// when Muster asks (its muster.dev/in-place-restarts annotation goes above
+// the restart watcher's restart count), as kubelet 1.36's
+// RestartAllContainers ends: the pod keeps its UID and IP, every container
+// counts one more restart, init containers ran again (a native sidecar
+// runs), the others run anew with the last end the kubelet gives a removed
+// container. The selector compares in a JQ expression: KWOK 0.8's CEL
+// fails to compile a macro over a pod's container statuses ("unexpected
+// failed resolution of v1.ContainerStatus"), and a failed compile stops
+// the node's pods from being played at all.
+const podRestartInPlace = `apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-restart-in-place
+spec:
+  resourceRef:
+    apiGroup: v1
+    kind: Pod
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values:
+      - 'Running'
+    - key: >-
+        ([.status.initContainerStatuses[]? | select(.name == "muster-restart-watcher") | .restartCount][0] // 0)
+        < ((.metadata.annotations["muster.dev/in-place-restarts"] // "0") | tonumber)
+      operator: 'In'
+      values:
+      - 'true'
+  next:
+    statusTemplate: |
+      {{ $now := Now }}
+      {{ $n := index .metadata.annotations "muster.dev/in-place-restarts" }}
+      containerStatuses:
+      {{ range .spec.containers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: true
+        restartCount: {{ $n }}
+        lastState:
+          terminated:
+            exitCode: 137
+            reason: RestartingAllContainers
+            message: The container is removed because RestartAllContainers in place
+        state:
+          running:
+            startedAt: {{ $now | Quote }}
+      {{ end }}
+      initContainerStatuses:
+      {{ range .spec.initContainers }}
+      - image: {{ .image | Quote }}
+        name: {{ .name | Quote }}
+        ready: true
+        restartCount: {{ $n }}
+        {{ if eq .restartPolicy "Always" }}
+        started: true
+        state:
+          running:
+            startedAt: {{ $now | Quote }}
+        {{ else }}
+        state:
+          terminated:
+            exitCode: 0
+            finishedAt: {{ $now | Quote }}
+            reason: Completed
+            startedAt: {{ $now | Quote }}
+        {{ end }}
+      {{ end }}
+`
+
 // kwokConfig concatenates the configuration, the stock stages and ours into
 // the one file `kwok -c` reads (without stages kwok exits: no stages found).
 //
@@ -118,7 +191,7 @@ func kwokConfig(stageSources map[string]string) (string, error) {
 		}
 		docs = append(docs, strings.TrimSpace(s)+"\n")
 	}
-	docs = append(docs, podCompleteAnnotated)
+	docs = append(docs, podCompleteAnnotated, podRestartInPlace)
 	return strings.Join(docs, "---\n"), nil
 }
 

@@ -75,7 +75,7 @@ func TestKWOKConfigHasStockStagesAndTheAnnotatedCompletion(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := strings.Split(out, "---\n")
-	if len(docs) != 1+len(kwokStageFiles)+1 {
+	if len(docs) != 1+len(kwokStageFiles)+2 {
 		t.Fatalf("got %d documents", len(docs))
 	}
 	byName := map[string]*unstructured.Unstructured{}
@@ -95,7 +95,7 @@ func TestKWOKConfigHasStockStagesAndTheAnnotatedCompletion(t *testing.T) {
 	}
 	del := byName["Stage/pod-delete"]
 	exprs, _, _ := unstructured.NestedSlice(del.Object, "spec", "selector", "matchExpressions")
-	if len(exprs) != 2 || !strings.Contains(docs[len(docs)-2], "deletionGracePeriodSeconds") {
+	if len(exprs) != 2 || !strings.Contains(docs[len(docs)-3], "deletionGracePeriodSeconds") {
 		t.Errorf("pod-delete does not skip grace-0 deletions: %v", exprs)
 	}
 	done := byName["Stage/pod-complete-annotated"]
@@ -105,6 +105,9 @@ func TestKWOKConfigHasStockStagesAndTheAnnotatedCompletion(t *testing.T) {
 	jitter, _, _ := unstructured.NestedString(done.Object, "spec", "delay", "jitterDurationFrom", "expressionFrom")
 	if !strings.Contains(jitter, KWOKCompleteDelayAnnotation) {
 		t.Errorf("jitter must come from the delay annotation (it is the real wait): %q", jitter)
+	}
+	if byName["Stage/pod-restart-in-place"] == nil {
+		t.Error("no pod-restart-in-place stage")
 	}
 	if _, err := kwokConfig(map[string]string{}); err == nil {
 		t.Error("missing stock stages not reported")
