@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"maps"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -71,7 +72,8 @@ type podRun struct {
 	failOnce sync.Once
 	done     chan struct{}
 
-	dirty chan struct{} // wakes the status notifier
+	dirty   chan struct{} // wakes the status notifier
+	refresh chan struct{} // asks refreshVolumes to render API-backed volumes now
 }
 
 type sandboxState struct {
@@ -92,6 +94,7 @@ func newPodRun(p *Provider, pod *corev1.Pod) *podRun {
 		halt:      newStopper(),
 		done:      make(chan struct{}),
 		dirty:     make(chan struct{}, 1),
+		refresh:   make(chan struct{}, 1),
 	}
 	now := metav1.Now()
 	r.startTime = &now
@@ -156,12 +159,23 @@ func (r *podRun) notifier(stop <-chan struct{}) {
 	}
 }
 
+// update takes the pod's new metadata and activeDeadlineSeconds. Containers
+// that start from now on see the new labels and annotations in their
+// environment, and downward-API files show them at once, as the kubelet
+// rewrites the pod's volumes on an update.
 func (r *podRun) update(pod *corev1.Pod) {
 	r.mu.Lock()
+	relabelled := !maps.Equal(r.pod.Labels, pod.Labels) || !maps.Equal(r.pod.Annotations, pod.Annotations)
 	r.pod.Labels = pod.Labels
 	r.pod.Annotations = pod.Annotations
 	r.pod.Spec.ActiveDeadlineSeconds = pod.Spec.ActiveDeadlineSeconds
 	r.mu.Unlock()
+	if relabelled {
+		select {
+		case r.refresh <- struct{}{}:
+		default:
+		}
+	}
 	r.changed()
 }
 
