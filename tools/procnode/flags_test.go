@@ -2,9 +2,12 @@ package main
 
 import (
 	"runtime"
+	"slices"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/component-helpers/nodedeclaredfeatures"
 )
 
 // The node advertises what the host has, since its pods run on the host.
@@ -31,5 +34,29 @@ func TestRegistryMirrorFlag(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"--image-map", "x=/y"}); err == nil {
 		t.Error("--image-map is gone")
+	}
+}
+
+// The Node declares RestartAllContainersOnContainerExits, so the
+// scheduler's NodeDeclaredFeatures filter places a pod with a
+// RestartAllContainers rule on it.
+func TestNodeDeclaresRestartAllContainers(t *testing.T) {
+	nd := &corev1.Node{}
+	nd.Labels = map[string]string{}
+	describeNode(nd, &options{capacity: hostCapacity()}, 10250)
+	if !slices.Contains(nd.Status.DeclaredFeatures, "RestartAllContainersOnContainerExits") {
+		t.Fatalf("declaredFeatures %q", nd.Status.DeclaredFeatures)
+	}
+	never := corev1.ContainerRestartPolicyNever
+	spec := &corev1.PodSpec{Containers: []corev1.Container{{Name: "c", RestartPolicy: &never,
+		RestartPolicyRules: []corev1.ContainerRestartRule{{Action: corev1.ContainerRestartRuleActionRestartAllContainers,
+			ExitCodes: &corev1.ContainerRestartRuleOnExitCodes{Operator: corev1.ContainerRestartRuleOnExitCodesOpIn, Values: []int32{42}}}}}}}
+	fw := nodedeclaredfeatures.DefaultFramework
+	need, err := fw.InferForPodScheduling(&nodedeclaredfeatures.PodInfo{Spec: spec}, version.MustParse(kubeletVersion))
+	if err != nil || need.IsEmpty() {
+		t.Fatalf("the pod needs no feature? %v", err)
+	}
+	if m, err := fw.MatchNode(need, nd); err != nil || !m.IsMatch {
+		t.Fatalf("the scheduler would not place the pod: %+v, %v", m, err)
 	}
 }

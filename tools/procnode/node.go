@@ -26,8 +26,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/component-helpers/nodedeclaredfeatures"
+	"k8s.io/component-helpers/nodedeclaredfeatures/features/restartallcontainers"
+	ndftypes "k8s.io/component-helpers/nodedeclaredfeatures/types"
 
 	"github.com/muster-dev/muster/tools/procnode/internal/cgroup"
 	"github.com/muster-dev/muster/tools/procnode/internal/image"
@@ -293,8 +297,9 @@ func describeNode(nd *corev1.Node, o *options, port int) {
 	nd.Status.DaemonEndpoints = corev1.NodeDaemonEndpoints{KubeletEndpoint: corev1.DaemonEndpoint{Port: int32(port)}}
 	nd.Status.NodeInfo = corev1.NodeSystemInfo{
 		OperatingSystem: "linux", Architecture: runtime.GOARCH,
-		KubeletVersion: "v1.36.3", ContainerRuntimeVersion: "procnode://1",
+		KubeletVersion: kubeletVersion, ContainerRuntimeVersion: "procnode://1",
 	}
+	nd.Status.DeclaredFeatures = declaredFeatures()
 	now := metav1.Now()
 	var conds []corev1.NodeCondition
 	for _, t := range []corev1.NodeConditionType{corev1.NodeMemoryPressure, corev1.NodeDiskPressure, corev1.NodePIDPressure, corev1.NodeNetworkUnavailable} {
@@ -303,6 +308,31 @@ func describeNode(nd *corev1.Node, o *options, port int) {
 	// VK's ready callback turns this one True.
 	conds = append(conds, corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "Starting", LastHeartbeatTime: now, LastTransitionTime: now})
 	nd.Status.Conditions = conds
+}
+
+// kubeletVersion is the kubelet whose behaviour the node follows.
+const kubeletVersion = "v1.36.3"
+
+// nodeFeatureGates are the kubelet feature gates behind node features
+// (k8s.io/component-helpers/nodedeclaredfeatures) whose behaviour the node
+// has. A kubelet 1.36.3 with its default gates also declares
+// InPlacePodLevelResourcesVerticalScaling and
+// InPlacePodVerticalScalingInitContainers, but the node resizes nothing in
+// place, and ExtendWebSocketsToKubelet, which would make the API server
+// hand kubectl's WebSocket exec, attach and port-forward streams to the
+// node's kubelet API, which serves SPDY (and WebSocket exec only up to v4).
+var nodeFeatureGates = ndftypes.FeatureGateMap{
+	restartallcontainers.RestartAllContainersOnContainerExits: true,
+}
+
+// declaredFeatures is the Node's status.declaredFeatures, found as the
+// kubelet finds its own: the scheduler places a pod that needs one of them
+// (a pod with a RestartAllContainers rule) only on a node that declares it.
+func declaredFeatures() []string {
+	return nodedeclaredfeatures.DefaultFramework.DiscoverNodeFeatures(&nodedeclaredfeatures.NodeConfiguration{
+		FeatureGates: nodeFeatureGates,
+		Version:      version.MustParse(kubeletVersion),
+	})
 }
 
 // collectGarbage removes the directories of pods that exist neither in the

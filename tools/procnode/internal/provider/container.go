@@ -39,10 +39,7 @@ func (r *podRun) startContainer(ctx context.Context, c *ctr) (*attempt, error) {
 	r.mu.Lock()
 	pod := r.pod.DeepCopy()
 	podIP := r.podIP
-	index := c.restartCount
-	if c.everStarted {
-		index++ // committed by the caller once the process runs
-	}
+	index := nextRestartCount(c) // committed by the caller once the process runs
 	nsPath := ""
 	if r.net != nil {
 		nsPath = r.net.Path

@@ -30,7 +30,11 @@ type ctr struct {
 	// final means the container will not run again (by its restart policy,
 	// or because it already finished before the node restarted).
 	final bool
-	cur   *attempt
+	// removed means a restart of all containers removed the last attempt
+	// and already counted the next one in restartCount.
+	removed bool
+	cur     *attempt
+	sup     *supervision // the supervisor of the current round, if any
 }
 
 // attempt is one run of a container's process.
@@ -61,9 +65,15 @@ func newCtr(c corev1.Container, isInit bool, prev map[string]corev1.ContainerSta
 		if s.State.Terminated != nil {
 			x.last = s.State
 		}
+		// Removed by a restart of all containers: its next start is counted.
+		x.removed = s.State.Waiting != nil && s.State.Waiting.Reason == reasonRestartingAll
 	}
 	return x
 }
+
+// regularInit reports whether c is an init container that runs to
+// completion (not a sidecar).
+func (c *ctr) regularInit() bool { return c.isInit && !c.sidecar }
 
 // resume decides, after a node restart, whether a main container that had
 // already run should run again under the pod's restart policy. It returns
@@ -74,12 +84,12 @@ func (c *ctr) resume(policy corev1.RestartPolicy, prev corev1.ContainerStatus, h
 	}
 	switch {
 	case prev.State.Terminated != nil:
-		if !shouldRestart(policy, prev.State.Terminated.ExitCode) {
+		if !containerShouldRestart(&c.spec, policy, prev.State.Terminated.ExitCode) {
 			c.state = prev.State
 			c.final = true
 			return false
 		}
-	case prev.State.Running != nil && policy == corev1.RestartPolicyNever:
+	case prev.State.Running != nil && !containerRestartable(&c.spec, policy):
 		// The process died with the previous node process and may not rerun.
 		c.state = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 			ExitCode: 137, Reason: "ContainerStatusUnknown",
@@ -92,6 +102,7 @@ func (c *ctr) resume(policy corev1.RestartPolicy, prev corev1.ContainerStatus, h
 	return true
 }
 
+// shouldRestart applies a pod-level restart policy to an exit code.
 func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
 	switch policy {
 	case corev1.RestartPolicyNever:

@@ -42,15 +42,32 @@ type probeReport struct {
 	WriteRoot, WriteData, WriteTmp string
 }
 
-// buildProbe builds testdata/imgprobe as a static binary. It must run
-// before proc.InitReaper, whose reaper would take exec.Cmd's children.
+// buildProbe builds testdata/imgprobe as a static binary. The node's
+// reaper takes every child, so the build is started and waited for through
+// it, whichever test started it first.
 func buildProbe(t *testing.T) []byte {
 	t.Helper()
-	out := filepath.Join(t.TempDir(), "imgprobe")
+	if err := proc.InitReaper(); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "imgprobe")
+	logf, err := os.Create(filepath.Join(dir, "build.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = logf.Close() }()
 	cmd := exec.Command("go", "build", "-o", out, "./testdata/imgprobe")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the probe: %v\n%s", err, b)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	p, err := proc.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-p.Done()
+	if ws := p.Status(); !ws.Exited() || ws.ExitStatus() != 0 {
+		b, _ := os.ReadFile(logf.Name())
+		t.Fatalf("building the probe: %v\n%s", ws, b)
 	}
 	b, err := os.ReadFile(out)
 	if err != nil {
@@ -147,9 +164,6 @@ func requireRoot(t *testing.T) {
 func TestContainerRunsFromItsImage(t *testing.T) {
 	requireRoot(t)
 	probe := buildProbe(t)
-	if err := proc.InitReaper(); err != nil {
-		t.Fatal(err)
-	}
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(srv.Close)
 	mirror := strings.TrimPrefix(srv.URL, "http://")
@@ -181,7 +195,7 @@ func TestContainerRunsFromItsImage(t *testing.T) {
 			Image: "ghcr.io/muster-dev/imgprobe:v1", ImagePullPolicy: corev1.PullIfNotPresent,
 			Env: []corev1.EnvVar{{Name: "OVERRIDE", Value: "pod"}, {Name: "HOST_ONLY", Value: hostOnly}},
 		})
-		r.supervise(c, corev1.RestartPolicyNever, r.halt)
+		superviseAlone(r, c)
 		rep := reportFromLog(t, r, c)
 		want := map[string]bool{"/image-marker": true, "/bin/imgprobe": true, "/opq/new": true, "/proc/self/status": true,
 			"/dev/null": true, "/etc/hosts": true, "/gone.txt": false, "/opq/old": false, hostOnly: false}
@@ -221,7 +235,7 @@ func TestContainerRunsFromItsImage(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			r.supervise(c, corev1.RestartPolicyNever, r.halt)
+			superviseAlone(r, c)
 		}()
 		t.Cleanup(func() {
 			r.halt.close(time.Now())
@@ -266,7 +280,7 @@ func TestContainerRunsFromItsImage(t *testing.T) {
 		r, c := imagePod(t, p, "host", corev1.Container{
 			Image: "ghcr.io/muster-dev/not-in-the-mirror:v1", Command: []string{"sh", "-c", "test -e " + hostOnly},
 		})
-		r.supervise(c, corev1.RestartPolicyNever, r.halt)
+		superviseAlone(r, c)
 		if term := c.state.Terminated; term == nil || term.ExitCode != 0 {
 			t.Fatalf("want the host's sh to see the host's file, got %+v", c.state)
 		}

@@ -37,7 +37,7 @@ func TestUnreachableMirrorIsAPullError(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		r.supervise(c, corev1.RestartPolicyAlways, r.halt)
+		superviseAlone(r, c)
 	}()
 	defer func() {
 		r.halt.close(time.Now())

@@ -39,6 +39,9 @@ func (p *Provider) GetContainerLogs(ctx context.Context, ns, podName, name strin
 	}
 	index := c.restartCount
 	started := c.everStarted
+	// A container removed by a restart of all containers has not started
+	// its next attempt (index), and its last one is the previous.
+	waitsAgain := c.removed
 	var done <-chan struct{}
 	if c.cur != nil && c.cur.index == index {
 		done = c.cur.logw.Done()
@@ -55,7 +58,7 @@ func (p *Provider) GetContainerLogs(ctx context.Context, ns, podName, name strin
 		}
 		index--
 		done = nil
-	} else if !started {
+	} else if !started || waitsAgain {
 		return nil, errdefs.InvalidInputf("container %q in pod %q is waiting to start: %s", name, podName, waiting)
 	}
 	o := logOptions(opts)

@@ -60,6 +60,10 @@ type Provider struct {
 	// start runs a pod's life in the background; tests of the provider's
 	// bookkeeping replace it.
 	start func(*podRun)
+	// observe, set by tests of status sequences, sees the pod's status
+	// after every change, in order (notifications coalesce).
+	observe   func(*corev1.Pod)
+	observeMu sync.Mutex
 }
 
 // New returns a provider; call Shutdown to stop its pods.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"maps"
 	"os"
 	"runtime/debug"
 	"sync"
@@ -33,17 +34,26 @@ type podRun struct {
 	name      string
 	dir       string
 
+	policy corev1.RestartPolicy // the pod's restartPolicy (immutable)
+
 	mu        sync.Mutex
 	pod       *corev1.Pod // spec and metadata as last seen
 	startTime *metav1.Time
 	podIP     string
 	sandbox   sandboxState
 	initDone  bool
-	phase     corev1.PodPhase
-	reason    string
-	message   string
-	inits     []*ctr
-	mains     []*ctr
+	// reinit is set while the init containers of an initialized pod run
+	// again after a restart of all containers.
+	reinit  bool
+	phase   corev1.PodPhase
+	reason  string
+	message string
+	inits   []*ctr
+	mains   []*ctr
+	round   *round // the current start of the containers
+	// frozen is the status reported while a restart of all containers
+	// removes them.
+	frozen *corev1.PodStatus
 
 	net    *netsetup.PodNet
 	fwd    *netsetup.Forwarder
@@ -56,15 +66,14 @@ type podRun struct {
 	stopCh   chan struct{}
 	stopMode stopMode
 	// halt stops all containers: on stop, or when the pod fails as a whole
-	// (activeDeadlineSeconds). sidecars stops sidecar containers, which
-	// also happens when the app containers have finished.
+	// (activeDeadlineSeconds). Each round's stoppers are its children.
 	halt     *stopper
-	sidecars *stopper
 	workers  sync.WaitGroup // container supervisors
 	failOnce sync.Once
 	done     chan struct{}
 
-	dirty chan struct{} // wakes the status notifier
+	dirty   chan struct{} // wakes the status notifier
+	refresh chan struct{} // asks refreshVolumes to render API-backed volumes now
 }
 
 type sandboxState struct {
@@ -78,13 +87,14 @@ func newPodRun(p *Provider, pod *corev1.Pod) *podRun {
 		namespace: pod.Namespace,
 		name:      pod.Name,
 		dir:       podDir(p.cfg.StateDir, pod),
+		policy:    pod.Spec.RestartPolicy,
 		pod:       pod,
 		phase:     corev1.PodPending,
 		stopCh:    make(chan struct{}),
 		halt:      newStopper(),
-		sidecars:  newStopper(),
 		done:      make(chan struct{}),
 		dirty:     make(chan struct{}, 1),
+		refresh:   make(chan struct{}, 1),
 	}
 	now := metav1.Now()
 	r.startTime = &now
@@ -104,6 +114,12 @@ func newPodRun(p *Provider, pod *corev1.Pod) *podRun {
 	return r
 }
 
+// all returns the init containers, then the app containers. Called with
+// r.mu held or for the immutable slices only.
+func (r *podRun) all() []*ctr {
+	return append(append([]*ctr(nil), r.inits...), r.mains...)
+}
+
 func (r *podRun) uid() types.UID {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -115,8 +131,14 @@ func (r *podRun) logf(format string, a ...any) {
 }
 
 // changed schedules a status notification; the notifier always sends the
-// newest state, so slow API calls never reorder updates.
+// newest state, so slow API calls never reorder updates. Called without
+// r.mu held.
 func (r *podRun) changed() {
+	if r.p.observe != nil {
+		r.p.observeMu.Lock()
+		r.p.observe(r.snapshot())
+		r.p.observeMu.Unlock()
+	}
 	select {
 	case r.dirty <- struct{}{}:
 	default:
@@ -137,12 +159,23 @@ func (r *podRun) notifier(stop <-chan struct{}) {
 	}
 }
 
+// update takes the pod's new metadata and activeDeadlineSeconds. Containers
+// that start from now on see the new labels and annotations in their
+// environment, and downward-API files show them at once, as the kubelet
+// rewrites the pod's volumes on an update.
 func (r *podRun) update(pod *corev1.Pod) {
 	r.mu.Lock()
+	relabelled := !maps.Equal(r.pod.Labels, pod.Labels) || !maps.Equal(r.pod.Annotations, pod.Annotations)
 	r.pod.Labels = pod.Labels
 	r.pod.Annotations = pod.Annotations
 	r.pod.Spec.ActiveDeadlineSeconds = pod.Spec.ActiveDeadlineSeconds
 	r.mu.Unlock()
+	if relabelled {
+		select {
+		case r.refresh <- struct{}{}:
+		default:
+		}
+	}
 	r.changed()
 }
 
@@ -192,22 +225,19 @@ func (r *podRun) run() {
 		defer r.guard()
 		r.watchDeadline()
 	}()
-	go func() {
-		// Whatever stops the pod also stops its sidecars.
-		select {
-		case <-r.halt.done():
-			r.sidecars.close(r.halt.killAt())
-		case <-r.done:
-		}
-	}()
 
-	if r.setupSandboxWithRetry() && r.runInits() {
-		r.runMains()
+	if r.setupSandboxWithRetry() {
+		r.runRounds()
 	}
 	if !r.stopping() {
 		// The pod finished by itself (or failed as a whole): stop sidecars,
 		// free its network, keep its files (logs, emptyDirs) until deletion.
-		r.sidecars.close(time.Now().Add(r.terminationGrace()))
+		r.mu.Lock()
+		rd := r.round
+		r.mu.Unlock()
+		if rd != nil {
+			rd.sidecars.close(time.Now().Add(r.terminationGrace()))
+		}
 		r.workers.Wait()
 		r.releaseNetwork()
 		r.changed()
@@ -298,23 +328,46 @@ func (r *podRun) failPod(reason, message string) {
 }
 
 // stopper is a one-shot stop signal with a SIGKILL deadline; a later close
-// may only bring the deadline forward.
+// may only bring the deadline forward. Closing it closes its children with
+// the same deadline.
 type stopper struct {
 	once     sync.Once
 	ch       chan struct{}
 	mu       sync.Mutex
 	deadline time.Time
+	fired    bool
+	children []*stopper
 }
 
 func newStopper() *stopper { return &stopper{ch: make(chan struct{})} }
 
+// child returns a stopper that fires when s does, and may fire alone.
+func (s *stopper) child() *stopper {
+	c := newStopper()
+	s.mu.Lock()
+	if !s.fired {
+		s.children = append(s.children, c)
+		s.mu.Unlock()
+		return c
+	}
+	deadline := s.deadline
+	s.mu.Unlock()
+	c.close(deadline)
+	return c
+}
+
 func (s *stopper) close(deadline time.Time) {
 	s.mu.Lock()
-	if s.deadline.IsZero() || deadline.Before(s.deadline) {
+	if !s.fired || deadline.Before(s.deadline) {
 		s.deadline = deadline
 	}
+	s.fired = true
+	deadline, children := s.deadline, s.children
 	s.mu.Unlock()
 	s.once.Do(func() { close(s.ch) })
+	for _, c := range children {
+		c.close(deadline)
+	}
 }
 
 func (s *stopper) done() <-chan struct{} { return s.ch }

@@ -194,7 +194,7 @@ func (r *podRun) prepareVolume(pod *corev1.Pod, v corev1.Volume, vol volume.Volu
 		if err != nil {
 			return err
 		}
-		return volume.WriteFiles(vol.HostPath, files)
+		return volume.WriteAtomic(vol.HostPath, files)
 	}
 	return nil
 }
@@ -261,6 +261,8 @@ const volumeRefresh = 10 * time.Second
 // tokens are renewed before they expire. Every 10 s rather than the
 // kubelet's minute: on a development cluster a Secret that a controller has
 // just filled (the webhook's certificate) should not hold everything up.
+// An update of the pod's labels or annotations renders them at once, so its
+// downward-API files follow as the kubelet's do.
 func (r *podRun) refreshVolumes() {
 	t := time.NewTicker(volumeRefresh)
 	defer t.Stop()
@@ -269,21 +271,28 @@ func (r *podRun) refreshVolumes() {
 		case <-r.halt.done():
 			return
 		case <-t.C:
+		case <-r.refresh:
 		}
-		r.mu.Lock()
-		pod := r.pod.DeepCopy()
-		podIP := r.podIP
-		vols := r.vols
-		r.mu.Unlock()
-		for _, v := range pod.Spec.Volumes {
-			if vol := vols[v.Name]; vol.Kind == volume.KindFiles {
-				files, err := volume.Files(v, r.fileSource(pod, podIP))
-				if err == nil {
-					err = volume.WriteFiles(vol.HostPath, files)
-				}
-				if err != nil {
-					r.logf("refreshing volume %s: %v", v.Name, err)
-				}
+		r.renderVolumes()
+	}
+}
+
+// renderVolumes writes the API-backed volumes from the pod as the node sees
+// it now, each replaced as a whole (see volume.WriteAtomic).
+func (r *podRun) renderVolumes() {
+	r.mu.Lock()
+	pod := r.pod.DeepCopy()
+	podIP := r.podIP
+	vols := r.vols
+	r.mu.Unlock()
+	for _, v := range pod.Spec.Volumes {
+		if vol := vols[v.Name]; vol.Kind == volume.KindFiles {
+			files, err := volume.Files(v, r.fileSource(pod, podIP))
+			if err == nil {
+				err = volume.WriteAtomic(vol.HostPath, files)
+			}
+			if err != nil {
+				r.logf("refreshing volume %s: %v", v.Name, err)
 			}
 		}
 	}

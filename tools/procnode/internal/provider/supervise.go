@@ -38,7 +38,7 @@ func (r *podRun) runOnce(c *ctr, stop *stopper) (code int32, stopped bool, ranFo
 		// The node itself failed to fork the shim: report it like a runtime would.
 		r.mu.Lock()
 		c.restartCount = nextRestartCount(c)
-		c.everStarted = true
+		c.everStarted, c.removed = true, false
 		if c.state.Terminated != nil {
 			c.last = c.state
 		}
@@ -55,14 +55,15 @@ func (r *podRun) runOnce(c *ctr, stop *stopper) (code int32, stopped bool, ranFo
 	if c.everStarted && c.state.Terminated != nil {
 		c.last = c.state
 	}
-	c.everStarted = true
+	c.everStarted, c.removed = true, false
 	c.cur = a
 	c.containerID = fmt.Sprintf("procnode://%d", a.proc.Pid)
 	c.state = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(startedAt)}}
 	// Without probes a running container counts as started and ready;
-	// with them, probeLoop decides.
+	// with them, probeLoop decides. A regular init container is ready only
+	// once it has completed, as the kubelet reports it.
 	c.started = c.spec.StartupProbe == nil
-	c.ready = c.started && c.spec.ReadinessProbe == nil
+	c.ready = c.started && c.spec.ReadinessProbe == nil && !c.regularInit()
 	r.mu.Unlock()
 	r.changed()
 	probesDone := make(chan struct{})
@@ -87,17 +88,19 @@ func (r *podRun) runOnce(c *ctr, stop *stopper) (code int32, stopped bool, ranFo
 	releaseCgroup(a.cgroup)
 
 	r.mu.Lock()
+	res.ContainerID = c.containerID
 	c.state = corev1.ContainerState{Terminated: res}
 	c.started = false
-	c.ready = false
+	c.ready = c.regularInit() && res.ExitCode == 0
 	r.mu.Unlock()
 	r.changed()
 	return res.ExitCode, stopped || stop.closed(), time.Since(startedAt), nil
 }
 
-// nextRestartCount is the restart count of the attempt about to start.
+// nextRestartCount is the restart count of the attempt about to start. A
+// restart of all containers counted it already when it removed the last.
 func nextRestartCount(c *ctr) int32 {
-	if c.everStarted {
+	if c.everStarted && !c.removed {
 		return c.restartCount + 1
 	}
 	return c.restartCount
@@ -116,9 +119,12 @@ func terminate(p *proc.Process, killAt time.Time) {
 	}
 }
 
-// supervise runs c under policy until it will not run again or stop fires.
-func (r *podRun) supervise(c *ctr, policy corev1.RestartPolicy, stop *stopper) {
-	for !stop.closed() {
+// supervise runs c until it will not run again, its supervision stops, or
+// one of its exits restarts all the pod's containers.
+func (r *podRun) supervise(c *ctr, sv *supervision) {
+	defer close(sv.done)
+	stop := sv.stop
+	for r.mayStart(sv) {
 		code, stopped, ranFor, waitErr := r.runOnce(c, stop)
 		var pe pullError
 		if errors.As(waitErr, &pe) {
@@ -139,29 +145,36 @@ func (r *podRun) supervise(c *ctr, policy corev1.RestartPolicy, stop *stopper) {
 			}
 			continue
 		}
-		if stopped {
+		if stopped || r.restartAllOnExit(c, code) {
 			return
 		}
-		if !shouldRestart(policy, code) {
+		if !c.runsAgain(r.policy, code) {
 			r.mu.Lock()
 			c.final = true
 			r.mu.Unlock()
 			r.changed()
 			return
 		}
-		r.mu.Lock()
-		d := c.nextBackoff(r.p.cfg.RestartBackoff, ranFor)
-		c.last = c.state
-		c.state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
-			Reason:  "CrashLoopBackOff",
-			Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", d, c.spec.Name, r.name, r.namespace, r.pod.UID),
-		}}
-		r.mu.Unlock()
-		r.changed()
-		if !sleep(stop, d) {
+		if !r.crashLoopBackoff(c, ranFor, stop) {
 			return
 		}
 	}
+}
+
+// crashLoopBackoff waits before c's next attempt, reporting CrashLoopBackOff
+// with the attempt that ended as its last state, as the kubelet does for
+// every restart. It reports whether to go on.
+func (r *podRun) crashLoopBackoff(c *ctr, ranFor time.Duration, stop *stopper) bool {
+	r.mu.Lock()
+	d := c.nextBackoff(r.p.cfg.RestartBackoff, ranFor)
+	c.last = c.state
+	c.state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+		Reason:  "CrashLoopBackOff",
+		Message: fmt.Sprintf("back-off %s restarting failed container=%s pod=%s_%s(%s)", d, c.spec.Name, r.name, r.namespace, r.pod.UID),
+	}}
+	r.mu.Unlock()
+	r.changed()
+	return sleep(stop, d)
 }
 
 // pullBackoff reports a failed image pull as the kubelet does, ErrImagePull
@@ -198,42 +211,38 @@ func sleep(stop *stopper, d time.Duration) bool {
 	}
 }
 
-// runInits runs the init containers in order; sidecars (restartPolicy
-// Always) are started and kept running. It reports whether the app
-// containers may start.
-func (r *podRun) runInits() bool {
-	r.mu.Lock()
-	policy := r.pod.Spec.RestartPolicy
-	inits := r.inits
-	r.mu.Unlock()
-	for _, c := range inits {
+// runInits runs the init containers of round rd in order; sidecars
+// (restartPolicy Always) are started and kept running. It reports whether
+// the app containers may start.
+func (r *podRun) runInits(rd *round) bool {
+	for _, c := range r.inits {
+		sv, ok := r.enroll(rd, c)
+		if !ok {
+			return false
+		}
+		r.workers.Add(1)
 		if c.sidecar {
-			r.workers.Add(1)
 			go func() {
 				defer r.workers.Done()
 				defer r.guard()
-				r.supervise(c, corev1.RestartPolicyAlways, r.sidecars)
+				r.supervise(c, sv)
 			}()
-			if !r.waitStarted(c) {
+			if !r.waitStarted(rd, c) {
 				return false
 			}
 			continue
 		}
-		initPolicy := corev1.RestartPolicyOnFailure
-		if policy == corev1.RestartPolicyNever {
-			initPolicy = corev1.RestartPolicyNever
-		}
-		r.workers.Add(1)
-		r.supervise(c, initPolicy, r.halt)
+		r.supervise(c, sv)
 		r.workers.Done()
-		if r.halt.closed() {
+		if r.roundOver(rd) {
 			return false
 		}
 		r.mu.Lock()
 		t := c.state.Terminated
 		r.mu.Unlock()
 		if t == nil || t.ExitCode != 0 {
-			// Only reachable with restartPolicy Never: the pod has failed.
+			// It failed and may not run again (by its own policy or the
+			// pod's): the pod has failed.
 			r.mu.Lock()
 			r.phase = corev1.PodFailed
 			r.mu.Unlock()
@@ -242,14 +251,14 @@ func (r *podRun) runInits() bool {
 		}
 	}
 	r.mu.Lock()
-	r.initDone = true
+	r.initDone, r.reinit = true, false
 	r.mu.Unlock()
 	r.changed()
 	return true
 }
 
 // waitStarted waits until a sidecar's process runs (no startup probes).
-func (r *podRun) waitStarted(c *ctr) bool {
+func (r *podRun) waitStarted(rd *round, c *ctr) bool {
 	for {
 		r.mu.Lock()
 		ok := c.started
@@ -257,45 +266,51 @@ func (r *podRun) waitStarted(c *ctr) bool {
 		if ok {
 			return true
 		}
-		if !sleep(r.halt, 100*time.Millisecond) {
+		if r.roundOver(rd) || !sleep(rd.stop, 100*time.Millisecond) {
 			return false
 		}
 	}
 }
 
-// runMains runs the app containers until none will run again, then decides
-// the pod's phase and stops the sidecars.
-func (r *podRun) runMains() {
+// runMains runs the app containers of round rd until none will run again,
+// then decides the pod's phase and stops the sidecars. Only the first round
+// resumes what the pod's status said before a node restart.
+func (r *podRun) runMains(rd *round) {
 	r.mu.Lock()
-	policy := r.pod.Spec.RestartPolicy
 	prev := map[string]corev1.ContainerStatus{}
-	for _, s := range r.pod.Status.ContainerStatuses {
-		prev[s.Name] = s
+	if rd.first {
+		for _, s := range r.pod.Status.ContainerStatuses {
+			prev[s.Name] = s
+		}
 	}
 	var toRun []*ctr
 	for _, c := range r.mains {
 		s, had := prev[c.spec.Name]
-		if c.resume(policy, s, had) {
+		if c.resume(r.policy, s, had) {
 			toRun = append(toRun, c)
 		}
 	}
 	r.mu.Unlock()
 	r.changed()
 
-	done := make(chan struct{}, len(toRun))
+	var running []*supervision
 	for _, c := range toRun {
+		sv, ok := r.enroll(rd, c)
+		if !ok {
+			break
+		}
+		running = append(running, sv)
 		r.workers.Add(1)
 		go func() {
 			defer r.workers.Done()
-			defer func() { done <- struct{}{} }()
 			defer r.guard()
-			r.supervise(c, policy, r.halt)
+			r.supervise(c, sv)
 		}()
 	}
-	for range toRun {
-		<-done
+	for _, sv := range running {
+		<-sv.done
 	}
-	if r.halt.closed() {
+	if r.roundOver(rd) {
 		return
 	}
 	r.mu.Lock()
@@ -306,6 +321,6 @@ func (r *podRun) runMains() {
 		}
 	}
 	r.mu.Unlock()
-	r.sidecars.close(time.Now().Add(r.terminationGrace()))
+	rd.sidecars.close(time.Now().Add(r.terminationGrace()))
 	r.changed()
 }

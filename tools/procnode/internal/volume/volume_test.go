@@ -177,3 +177,64 @@ func TestWriteFiles(t *testing.T) {
 		t.Error("escaping path accepted")
 	}
 }
+
+// WriteAtomic lays files out as the kubelet does: a version directory
+// published through the ..data link, top-level names linking into it; a
+// new version replaces the old at once, and unchanged files write nothing.
+func TestWriteAtomic(t *testing.T) {
+	dir := t.TempDir()
+	// A file of the older flat layout is replaced.
+	if err := os.WriteFile(filepath.Join(dir, "a"), []byte("flat"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	v1 := []File{{Path: "a", Data: []byte("1"), Mode: 0o600}, {Path: "d/b", Data: []byte("2"), Mode: 0o644}}
+	if err := WriteAtomic(dir, v1); err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.Readlink(filepath.Join(dir, "..data"))
+	if err != nil || !strings.HasPrefix(first, "..") {
+		t.Fatalf("..data = %q, %v", first, err)
+	}
+	for name, want := range map[string]string{"a": "..data/a", "d": "..data/d"} {
+		if got, err := os.Readlink(filepath.Join(dir, name)); err != nil || got != want {
+			t.Errorf("%s links to %q (%v), want %q", name, got, err, want)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "d", "b")); string(b) != "2" {
+		t.Errorf("d/b = %q", b)
+	}
+	if st, _ := os.Stat(filepath.Join(dir, "a")); st.Mode().Perm() != 0o600 {
+		t.Errorf("mode of a = %v", st.Mode())
+	}
+	if st, _ := os.Stat(filepath.Join(dir, first)); st.Mode().Perm() != 0o755 {
+		t.Errorf("the version directory must be readable by any user: %v", st.Mode())
+	}
+
+	if err := WriteAtomic(dir, v1); err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := os.Readlink(filepath.Join(dir, "..data")); again != first {
+		t.Errorf("unchanged files were written again: %s, was %s", again, first)
+	}
+
+	if err := WriteAtomic(dir, []File{{Path: "a", Data: []byte("changed"), Mode: 0o644}}); err != nil {
+		t.Fatal(err)
+	}
+	second, _ := os.Readlink(filepath.Join(dir, "..data"))
+	if b, _ := os.ReadFile(filepath.Join(dir, "a")); second == first || string(b) != "changed" {
+		t.Errorf("a = %q through %s", b, second)
+	}
+	entries, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{second, "..data", "a"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("entries %q, want %q (old version and d removed)", names, want)
+	}
+	for _, bad := range []string{"../x", "..data", "..x/y", "/abs"} {
+		if err := WriteAtomic(dir, []File{{Path: bad}}); err == nil {
+			t.Errorf("path %q accepted", bad)
+		}
+	}
+}
