@@ -130,7 +130,7 @@ func parseFlags() *flags {
 	flag.StringVar(&f.gangs.coschedulingName, "coscheduling-scheduler-name", "scheduler-plugins-scheduler", "schedulerName of the scheduler that runs the coscheduling plugin")
 	flag.StringVar(&f.gangs.volcanoSchedulerName, "volcano-scheduler-name", "volcano", "schedulerName of the Volcano scheduler")
 	f.zapOpts = zap.Options{Development: false, Level: zapcore.InfoLevel}
-	flag.StringVar(&f.restarts.watcherImage, "restart-watcher-image", "", "image that runs the restart watcher of pods that restart in place: the operator's own (it runs `muster-operator restart-watcher`); empty: no job restarts in place")
+	flag.StringVar(&f.restarts.watcherImage, "restart-watcher-image", "", "image that runs the restart watcher of pods that restart in place (it runs `muster-operator restart-watcher`); empty: the image of the operator's own container, read from its pod (POD_NAME); if that cannot be read, no job restarts in place")
 	flag.StringVar(&f.restarts.defaultMode, "default-restart-mode", string(musterv1.RestartModeRecreate), "restart mode of jobs whose spec.failurePolicy.restartMode is unset: InPlace or Recreate")
 	f.zapOpts.BindFlags(flag.CommandLine) // --zap-log-level sets the log level
 	flag.Parse()
@@ -178,6 +178,9 @@ func run(f *flags) error {
 	gangs, inPlace, err := jobOptions(f)
 	if err != nil {
 		return err
+	}
+	if inPlace.WatcherImage == "" {
+		inPlace.WatcherImage = ownImage(context.Background(), cfg, ctrl.Log.WithName("restarts"))
 	}
 	// The operator makes its own Lease lock, so that its writes can be
 	// fenced by the lock's renewals (internal/leader).

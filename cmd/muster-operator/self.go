@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/muster-dev/muster/internal/version"
@@ -71,3 +74,44 @@ func (s *selfAnnotator) Start(ctx context.Context) error {
 	}
 	return nil
 }
+
+// ownImage is the image the operator's container runs from, read from its
+// own pod: the restart watcher of a pod that restarts in place runs from
+// it, whoever installed the operator and however the image was named (an
+// install that rewrites the image, as kustomize does, cannot rewrite a
+// flag that repeats it). Empty when the pod cannot be read; it says why.
+func ownImage(ctx context.Context, cfg *rest.Config, log logr.Logger) string {
+	name, ns := os.Getenv("POD_NAME"), os.Getenv("POD_NAMESPACE")
+	if ns == "" {
+		if b, err := os.ReadFile(serviceAccountNamespace); err == nil {
+			ns = strings.TrimSpace(string(b))
+		}
+	}
+	if name == "" || ns == "" {
+		log.Info("No job restarts in place: --restart-watcher-image is unset and the operator's own pod is unknown (POD_NAME)")
+		return ""
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		log.Info("No job restarts in place: cannot read the operator's own pod", "error", err.Error())
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	pod, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		log.Info("No job restarts in place: cannot read the operator's own pod", "pod", ns+"/"+name, "error", err.Error())
+		return ""
+	}
+	for _, c := range pod.Spec.Containers {
+		if c.Name == operatorContainer || len(pod.Spec.Containers) == 1 {
+			log.Info("Pods that restart in place run their restart watcher from the operator's image", "image", c.Image)
+			return c.Image
+		}
+	}
+	log.Info("No job restarts in place: the operator's pod has no container named " + operatorContainer)
+	return ""
+}
+
+// operatorContainer is the operator's container in its Deployment.
+const operatorContainer = "operator"
