@@ -1,9 +1,9 @@
 package devcluster
 
 import (
-	"slices"
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
