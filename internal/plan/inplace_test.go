@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -37,6 +38,9 @@ func (w *world) kubeletRuns(name string) {
 // trainingFails makes pod's training container fail with code and, as its
 // restart rule says, restart alone.
 func (w *world) trainingFails(name string, code int32) {
+	// A while into the run: the second the run began is taken for the run
+	// before's (observe.InPlaceFailure).
+	w.now = w.now.Add(5 * time.Second)
 	cs := &w.pods[name].Status.ContainerStatuses[0]
 	cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error", FinishedAt: metav1.NewTime(w.now)}
 	cs.RestartCount++

@@ -127,6 +127,13 @@ func (d *driver) failInPlace(pod corev1.Pod, code int32) error {
 		if fresh.UID != pod.UID {
 			return fmt.Errorf("pod %s was replaced", pod.Name)
 		}
+		// An end in the second its run began is taken for the run
+		// before's (observe.InPlaceFailure): fail in a later second, as a
+		// real run does.
+		if w := fresh.Status.InitContainerStatuses; len(w) > 0 && w[0].State.Running != nil &&
+			!time.Now().Truncate(time.Second).After(w[0].State.Running.StartedAt.Time) {
+			return fmt.Errorf("pod %s started its run this second", pod.Name)
+		}
 		cs := &fresh.Status.ContainerStatuses[0]
 		cs.RestartCount++
 		cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error",

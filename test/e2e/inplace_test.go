@@ -9,6 +9,7 @@ import (
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -52,6 +53,17 @@ func TestAGangRestartsInPlace(t *testing.T) {
 		before[name] = placed{pod.UID, pod.Status.PodIP}
 	}
 
+	// An end in the second its run began is taken for the run before's
+	// (observe.InPlaceFailure): kill in a later second, as a real failure
+	// comes.
+	var victim corev1.Pod
+	g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "ip-worker-1"}, &victim)).To(gomega.Succeed())
+	for _, w := range victim.Status.InitContainerStatuses {
+		if w.State.Running != nil {
+			began := w.State.Running.StartedAt.Time
+			g.Eventually(func() bool { return time.Now().Truncate(time.Second).After(began) }, time.Minute, 50*time.Millisecond).Should(gomega.BeTrue())
+		}
+	}
 	g.Expect(syscall.Kill(hostPID(g, marker+"-1"), syscall.SIGKILL)).To(gomega.Succeed())
 	got := framework.WaitJob(g, c, ns, "ip", jobTimeout, func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(j.Status.Attempt).To(gomega.Equal(int32(1)))
@@ -71,5 +83,42 @@ func TestAGangRestartsInPlace(t *testing.T) {
 			raw, err := cs.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{Container: pod.Spec.Containers[0].Name}).Do(context.Background()).Raw()
 			return string(raw), err
 		}, time.Minute, time.Second).Should(gomega.ContainSubstring("attempt=1"), "%s runs the new attempt", name)
+	}
+}
+
+// A pod deleted by hand cannot restart in place: it alone is re-created,
+// and the rest of the gang restarts in place.
+func TestAPodDeletedByHandIsRecreatedAndTheRestRestartInPlace(t *testing.T) {
+	hostCPU.shared(t)
+	g := gomega.NewWithT(t)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
+	job := testutil.MakeJob("del", ns).Role("worker", 3).RestartPolicy(musterv1.RestartPolicyOnFailure).
+		RestartScope(musterv1.RestartScopeJob).BackoffLimit(3).Template(python("import time; time.sleep(600)")).Obj()
+	job.Spec.FailurePolicy.RestartMode = musterv1.RestartModeInPlace
+	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
+	framework.WaitJob(g, c, ns, "del", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
+	before := map[string]types.UID{}
+	for i := range 3 {
+		var pod corev1.Pod
+		name := fmt.Sprintf("del-worker-%d", i)
+		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &pod)).To(gomega.Succeed())
+		before[name] = pod.UID
+	}
+	g.Expect(c.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "del-worker-0"}})).To(gomega.Succeed())
+
+	framework.WaitJob(g, c, ns, "del", jobTimeout, func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Attempt).To(gomega.Equal(int32(1)))
+		g.Expect(j.Status.Phase).To(gomega.Equal(musterv1.PhaseRunning))
+	})
+	for name, uid := range before {
+		var pod corev1.Pod
+		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &pod)).To(gomega.Succeed())
+		if name == "del-worker-0" {
+			g.Expect(pod.UID).NotTo(gomega.Equal(uid), "the deleted pod is re-created")
+			continue
+		}
+		g.Expect(pod.UID).To(gomega.Equal(uid), "%s restarts in place", name)
+		g.Expect(pod.Labels).To(gomega.HaveKeyWithValue(musterv1.LabelJobAttempt, "1"))
 	}
 }

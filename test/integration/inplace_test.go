@@ -3,6 +3,7 @@ package integration
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -77,6 +78,10 @@ func TestAGangRestartsInPlaceThroughTheAPIServer(t *testing.T) {
 	e.waitPhase("gip", musterv1.PhaseRunning)
 
 	failed := e.pod("gip-w-1")
+	// An end in the second its run began is taken for the run before's
+	// (observe.InPlaceFailure): fail in a later second, as a real run does.
+	began := failed.Status.InitContainerStatuses[0].State.Running.StartedAt.Time
+	e.g.Eventually(func() bool { return time.Now().Truncate(time.Second).After(began) }, timeout, 50*time.Millisecond).Should(gomega.BeTrue())
 	st := failed.Status.DeepCopy()
 	st.ContainerStatuses[0].RestartCount++
 	st.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{

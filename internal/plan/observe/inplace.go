@@ -75,8 +75,12 @@ func NextInPlaceRestart(pod *corev1.Pod) string {
 // gives every container it removes for a restart of all containers the
 // last end RestartingAllContainers; one that was waiting out a crash-loop
 // back-off keeps its older end, which ends before this run's watcher
-// started. Times are whole seconds: an end within the second the watcher
-// started counts as this run's, so no failure of the run is missed.
+// started. Times are whole seconds, and such an older end often falls in
+// the second the watcher started (the operator asks for the restart a
+// moment after the failure): an end in that second is taken for the run
+// before's. A failure of this run that fast is taken at the container's
+// next exit, after the kubelet's back-off; counting the run before's
+// failure twice would charge a restart that never happened.
 func InPlaceFailure(pod *corev1.Pod) *corev1.Pod {
 	if InPlaceOf(pod) != RunCurrent {
 		return nil
@@ -89,7 +93,7 @@ func InPlaceFailure(pod *corev1.Pod) *corev1.Pod {
 	var failed []int
 	for i, cs := range pod.Status.ContainerStatuses {
 		t := cs.LastTerminationState.Terminated
-		if cs.State.Terminated != nil || t == nil || t.ExitCode == 0 || t.Reason == RestartingAllContainers || t.FinishedAt.Before(&began) {
+		if cs.State.Terminated != nil || t == nil || t.ExitCode == 0 || t.Reason == RestartingAllContainers || !began.Before(&t.FinishedAt) {
 			continue
 		}
 		failed = append(failed, i)

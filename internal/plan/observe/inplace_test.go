@@ -111,8 +111,8 @@ func TestInPlaceFailure(t *testing.T) {
 	if InPlaceFailure(failedAt(inPlacePod(t, "1", 1), t0.Add(-time.Second), "Error")) != nil {
 		t.Error("an end from before this run's watcher started belongs to the run before")
 	}
-	if InPlaceFailure(failedAt(inPlacePod(t, "1", 1), t0, "Error")) == nil {
-		t.Error("an end within the second the run began counts as the run's: none is missed")
+	if InPlaceFailure(failedAt(inPlacePod(t, "1", 1), t0, "Error")) != nil {
+		t.Error("an end within the second the run began is taken for the run before's: it is never counted twice")
 	}
 	if InPlaceFailure(failedAt(inPlacePod(t, "2", 1), t0.Add(time.Minute), "Error")) != nil {
 		t.Error("a pod being restarted shows the run before: no failure of the current one")
