@@ -168,7 +168,7 @@ func movePods(c *planContext, st *musterv1.TrainingJobStatus, out *Result) fallb
 			out.deletePod(pod, "new attempt")
 			continue
 		}
-		if inPlace, _ := c.inPlaceFor(role); !inPlace {
+		if !c.inPlaceFor(role) {
 			out.deletePod(pod, "new attempt")
 			continue
 		}

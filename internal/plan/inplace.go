@@ -62,24 +62,17 @@ func (r *Result) restartInPlace(pod *corev1.Pod, attempt, taskAttempt int32, rea
 		TaskAttempt: taskAttempt, Restarts: observe.NextInPlaceRestart(pod), Reason: reason})
 }
 
-// inPlaceFor is whether the pods of role are made to restart in place,
-// or why not.
-func (c *planContext) inPlaceFor(role *musterv1.Role) (bool, string) {
+// inPlaceFor is whether the pods of role are made to, and do, restart in
+// place: the job's restart mode (or the operator's default) is InPlace,
+// the operator knows the watcher's image, the job has no gang backend (it
+// places each attempt as a new gang) and no placeholder holds the attempt
+// in the pod's spec.
+func (c *planContext) inPlaceFor(role *musterv1.Role) bool {
 	mode := c.job.Spec.FailurePolicy.RestartMode
 	if mode == "" {
 		mode = c.inPlace.Default
 	}
-	switch {
-	case mode != musterv1.RestartModeInPlace:
-		return false, "its restart mode is Recreate"
-	case c.inPlace.WatcherImage == "":
-		return false, "the operator runs without --restart-watcher-image"
-	case c.gang:
-		return false, "a gang backend places each attempt as a new gang"
-	case c.attemptPlaceholders(role):
-		return false, "role " + role.Name + "'s template holds the attempt in a placeholder"
-	}
-	return true, ""
+	return mode == musterv1.RestartModeInPlace && c.inPlace.WatcherImage != "" && !c.gang && !c.attemptPlaceholders(role)
 }
 
 // attemptPlaceholders is objects.UsesAttemptPlaceholders for role, worked

@@ -125,7 +125,7 @@ func (a *applier) restartInPlace(role *musterv1.Role, ts *musterv1.TaskStatus, p
 	if role == nil {
 		return false
 	}
-	if ok, _ := a.c.inPlaceFor(role); !ok {
+	if !a.c.inPlaceFor(role) {
 		return false
 	}
 	if ok, _ := restartableInPlace(pod); !ok {
@@ -142,7 +142,7 @@ func (a *applier) restartHow(role *musterv1.Role, pod *corev1.Pod) string {
 	if pod == nil {
 		return ""
 	}
-	if ok, _ := a.c.inPlaceFor(role); !ok {
+	if !a.c.inPlaceFor(role) {
 		return ""
 	}
 	if ok, why := restartableInPlace(pod); !ok {

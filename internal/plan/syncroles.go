@@ -161,7 +161,7 @@ func (a *applier) createPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
 		a.jobDecision = a.jobDecision.fail(musterv1.CompletionStatus{Reason: musterv1.ReasonPodCreateFailed, Message: err.Error(), Role: role.Name})
 		return
 	}
-	if ok, _ := a.c.inPlaceFor(role); ok {
+	if a.c.inPlaceFor(role) {
 		objects.ApplyInPlace(pod, a.c.inPlaceOptions(role))
 	}
 	a.out.CreatePods = append(a.out.CreatePods, pod)
