@@ -175,12 +175,9 @@ func run(f *flags) error {
 	if f.webhooks.enable {
 		webhookServer = musterwebhook.NewServer(webhook.Options{Port: f.webhooks.port, CertDir: f.webhooks.certDir}, certsReady)
 	}
-	gangs, inPlace, err := jobOptions(f)
+	gangs, inPlace, err := jobOptions(f, cfg)
 	if err != nil {
 		return err
-	}
-	if inPlace.WatcherImage == "" {
-		inPlace.WatcherImage = ownImage(context.Background(), cfg, ctrl.Log.WithName("restarts"))
 	}
 	// The operator makes its own Lease lock, so that its writes can be
 	// fenced by the lock's renewals (internal/leader).
@@ -426,12 +423,15 @@ func fenceOf(lock *leader.Lock) func() error {
 
 // jobOptions are the gang backends and the in-place restarts the flags
 // offer jobs.
-func jobOptions(f *flags) (controller.GangOptions, plan.InPlaceSupport, error) {
+func jobOptions(f *flags, cfg *rest.Config) (controller.GangOptions, plan.InPlaceSupport, error) {
 	gangs, err := gangOptions(f.gangs)
 	if err != nil {
 		return controller.GangOptions{}, plan.InPlaceSupport{}, err
 	}
 	inPlace, err := inPlaceSupport(f.restarts)
+	if err == nil && inPlace.WatcherImage == "" {
+		inPlace.WatcherImage = ownImage(context.Background(), cfg, ctrl.Log.WithName("restarts"))
+	}
 	return gangs, inPlace, err
 }
 
