@@ -93,8 +93,8 @@ func (r *Reconciler) needsConfirming(job *musterv1.TrainingJob, res *plan.Result
 		r.confirmed.add(key)
 		return false
 	}
-	return len(res.Ended) > 0 || len(res.CreatePods) > 0 || len(res.DeletePods) > 0 || len(res.ReleasePods) > 0 ||
-		len(res.ReleaseAtOnce) > 0 || !equality.Semantic.DeepEqual(job.Status, res.Status)
+	return len(res.Ended) > 0 || len(res.CreatePods) > 0 || len(res.DeletePods) > 0 || len(res.RestartPods) > 0 ||
+		len(res.ReleasePods) > 0 || len(res.ReleaseAtOnce) > 0 || !equality.Semantic.DeepEqual(job.Status, res.Status)
 }
 
 // confirmPods lists the job's pods from the API server and reports whether

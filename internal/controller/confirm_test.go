@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/plan"
 	"github.com/muster-dev/muster/internal/testutil"
 )
 
@@ -288,5 +289,23 @@ func TestAStartedOperatorWaitsForAPodsNewerState(t *testing.T) {
 	}
 	if h.statusWrites == writes {
 		t.Fatal("no status written once the cache caught up")
+	}
+}
+
+// A plan that only restarts pods in place changes them as surely as one
+// that deletes them: made by an operator that has just started, it waits
+// for a pod cache confirmed against the API server (a stale cache shows an
+// instance that has moved on as the one to restart).
+func TestAnInPlaceRestartNeedsAConfirmedCache(t *testing.T) {
+	r := NewReconciler(nil, nil, Options{})
+	job := testutil.MakeJob("j", "ns").Role("w", 1).Obj()
+	job.Status.ObservedGeneration = 1
+	res := &plan.Result{Status: job.Status, RestartPods: []plan.PodRestart{{Name: "j-w-0", UID: "u", Attempt: 1, TaskAttempt: 2, Restarts: "1"}}}
+	if !r.needsConfirming(job, res) {
+		t.Error("a plan that restarts a pod in place was acted on without a confirmed cache")
+	}
+	res.RestartPods = nil
+	if r.needsConfirming(job, res) {
+		t.Error("a plan that changes nothing needs no confirming")
 	}
 }

@@ -8,8 +8,10 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
+	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/testutil"
 	"github.com/muster-dev/muster/internal/testutil/crdschema"
@@ -78,6 +81,32 @@ func TestSimulation(t *testing.T) {
 	}
 }
 
+// inPlaceRuns counts the pods the in-place simulations saw restart in
+// place: a simulation that never got there tested nothing.
+var inPlaceRuns atomic.Int64
+
+// TestInPlaceSimulation is TestSimulation for jobs that restart in place:
+// restarts patch pods rather than re-create them, training containers that
+// fail with a retryable code are restarted alone by their rule, and the
+// node restarts a pod's containers some steps after it was asked.
+func TestInPlaceSimulation(t *testing.T) {
+	t.Cleanup(func() {
+		if n := inPlaceRuns.Load(); n < 100 {
+			t.Errorf("the simulations saw %d in-place restarts done: too few to test them", n)
+		}
+	})
+	for name, job := range simJobs() {
+		for seed := uint64(1); seed <= 25; seed++ {
+			t.Run(fmt.Sprintf("%s/seed-%d", name, seed), func(t *testing.T) {
+				s := &sim{world: newWorld(t, job.DeepCopy()), rnd: rand.New(rand.NewPCG(seed, 11))}
+				s.inPlace = InPlaceSupport{WatcherImage: "muster:sim", Default: musterv1.RestartModeInPlace}
+				s.run(300, func() bool { return false })
+				inPlaceRuns.Add(int64(strings.Count(strings.Join(s.log, "\n"), "restarted in place ")))
+			})
+		}
+	}
+}
+
 // run plays steps events, each followed by a reconcile that may crash,
 // checking the invariants after each; done ends the run early.
 func (s *sim) run(steps int, done func() bool) {
@@ -117,8 +146,11 @@ type sim struct {
 	// counted are the pod instances whose end a written status counted.
 	counted map[types.UID]bool
 	// made are the instances the world made of each pod name, oldest
-	// first.
+	// first; a pod that restarts in place is one instance after another.
 	made map[string][]madePod
+	// failedInPlace are the instances whose training container failed and
+	// was restarted alone (restartedAlone), by UID and instance.
+	failedInPlace map[string]bool
 }
 
 // madePod is one pod instance the world made.
@@ -180,6 +212,16 @@ func (s *sim) names() []string {
 func (s *sim) event() {
 	s.now = s.now.Add(time.Duration(s.rnd.IntN(20)) * time.Second)
 	names := s.names()
+	if s.inPlace.WatcherImage != "" && s.rnd.IntN(3) == 0 {
+		// The nodes restart every container of the pods asked to, a step
+		// or a few after the ask.
+		for _, name := range names {
+			if p := s.pods[name]; p.DeletionTimestamp == nil && observe.InPlaceOf(p) == observe.RunRestarting {
+				s.nodeRestarted(p)
+				s.log = append(s.log, "restarted in place "+p.Name)
+			}
+		}
+	}
 	pick := func() *corev1.Pod {
 		if len(names) == 0 {
 			return nil
@@ -190,11 +232,17 @@ func (s *sim) event() {
 	case r < 35:
 		if p := pick(); p != nil && p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil {
 			p.Status = corev1.PodStatus{Phase: corev1.PodRunning}
+			if observe.InPlaceOf(p) != observe.NotInPlace {
+				s.nodeRestarted(p)
+			}
 			s.log = append(s.log, "running "+p.Name)
 		}
 	case r < 55:
 		if p := pick(); p != nil && p.Status.Phase == corev1.PodRunning {
 			code := []int32{0, 0, 1, 2, 3, 127, 137, 143, 201}[s.rnd.IntN(9)]
+			if s.restartedAlone(p, code) {
+				break
+			}
 			p.Status = testutil.ExitedStatus(code, "Error", s.now)
 			if s.longText && code != 0 {
 				p.Status.ContainerStatuses[0].State.Terminated.Reason = longReason
@@ -261,7 +309,7 @@ func (s *sim) event() {
 // otherwise count an end twice, or one that never happened. It reports
 // whether the plan may go on.
 func (s *sim) confirm(res Result) bool {
-	changes := len(res.Ended) > 0 || len(res.CreatePods) > 0 || len(res.DeletePods) > 0 ||
+	changes := len(res.Ended) > 0 || len(res.CreatePods) > 0 || len(res.DeletePods) > 0 || len(res.RestartPods) > 0 ||
 		len(res.ReleasePods) > 0 || len(res.ReleaseAtOnce) > 0 || !reflect.DeepEqual(res.Status, s.job.Status)
 	if (s.confirmed || !changes) && len(res.Vanished()) == 0 {
 		return true
@@ -308,15 +356,27 @@ func (s *sim) countEnds(step int, res Result) {
 				s.fatalf("step %d: counts the end of %s#%d, an instance never made", step, e.Name, e.Attempt)
 			}
 		}
-		if s.counted[uid] {
-			s.fatalf("step %d: counts the end of %s (%s) a second time", step, e.Name, uid)
+		// A pod that restarts in place is several instances of its task:
+		// an end is the instance's.
+		key := instanceKey(uid, e.Attempt)
+		if s.counted[types.UID(key)] {
+			s.fatalf("step %d: counts the end of %s (%s) a second time", step, e.Name, key)
 		}
-		s.counted[uid] = true
-		if p := s.pods[e.Name]; p != nil && p.UID == uid && !observe.Ended(p) && p.DeletionTimestamp == nil {
-			s.fatalf("step %d: counts the end of %s (%s), which has not ended (%s)", step, e.Name, uid, p.Status.Phase)
+		s.counted[types.UID(key)] = true
+		p := s.pods[e.Name]
+		if p == nil || p.UID != uid || p.DeletionTimestamp != nil || observe.Ended(p) {
+			continue
+		}
+		// A pod that runs on: its instance failed in place, whether or not
+		// the pod has moved to its next one since.
+		if !s.failedInPlace[key] {
+			s.fatalf("step %d: counts the end of %s (%s), which has not ended (%s)", step, e.Name, key, p.Status.Phase)
 		}
 	}
 }
+
+// instanceKey names one instance of a task's pod.
+func instanceKey(uid types.UID, instance int32) string { return fmt.Sprintf("%s#%d", uid, instance) }
 
 // remember keeps the world's pods as they are now, for a cache to be
 // behind by.
@@ -432,9 +492,74 @@ func (s *sim) apply(res Result) {
 			delete(s.pods, d.Name)
 		}
 	}
+	for _, r := range res.RestartPods {
+		s.restartInPlace(r)
+	}
 	for _, p := range res.CreatePods {
 		s.create(p)
 	}
+}
+
+// restartInPlace carries out an in-place restart as the API server takes
+// the operator's patch: the pod, if it is that instance still, moves to
+// its next one.
+func (s *sim) restartInPlace(r PodRestart) {
+	p := s.pods[r.Name]
+	if p == nil || p.UID != r.UID {
+		return
+	}
+	p.Labels[musterv1.LabelJobAttempt] = strconv.Itoa(int(r.Attempt))
+	p.Labels[musterv1.LabelTaskAttempt] = strconv.Itoa(int(r.TaskAttempt))
+	p.Annotations[musterv1.AnnotationInPlaceRestarts] = r.Restarts
+	s.made[p.Name] = append(s.made[p.Name], madePod{uid: p.UID, attempt: r.TaskAttempt})
+}
+
+// nodeRestarted reports a pod that restarts in place as running after
+// every restart asked of it, as kubelet 1.36 does: the watcher restarted
+// once for each, now; the training container runs, its last end the
+// kubelet's removal.
+func (s *sim) nodeRestarted(p *corev1.Pod) {
+	asked, _ := strconv.Atoi(p.Annotations[musterv1.AnnotationInPlaceRestarts])
+	started := metav1.NewTime(s.now)
+	p.Status = corev1.PodStatus{Phase: corev1.PodRunning,
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: objects.RestartWatcherName, RestartCount: int32(asked),
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: "main", RestartCount: int32(asked),
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
+	}
+	if asked > 0 {
+		p.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{
+			ExitCode: 137, Reason: observe.RestartingAllContainers}
+	}
+}
+
+// restartedAlone is, for a pod that restarts in place, its training
+// container failing with a code its restart rule retries: it is restarted
+// alone, its exit kept as its last end, and the pod runs on. Other codes
+// end the pod as anywhere.
+func (s *sim) restartedAlone(p *corev1.Pod, code int32) bool {
+	if observe.InPlaceOf(p) == observe.NotInPlace || len(p.Status.ContainerStatuses) == 0 {
+		return false
+	}
+	for _, c := range p.Spec.Containers {
+		for _, rule := range c.RestartPolicyRules {
+			if rule.ExitCodes.Operator == corev1.ContainerRestartRuleOnExitCodesOpNotIn && slices.Contains(rule.ExitCodes.Values, code) {
+				return false
+			}
+		}
+		if len(c.RestartPolicyRules) == 0 {
+			return false
+		}
+	}
+	cs := &p.Status.ContainerStatuses[0]
+	cs.RestartCount++
+	cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error", FinishedAt: metav1.NewTime(s.now)}
+	if s.failedInPlace == nil {
+		s.failedInPlace = map[string]bool{}
+	}
+	s.failedInPlace[instanceKey(p.UID, observe.TaskAttempt(p))] = true
+	s.log = append(s.log, fmt.Sprintf("exit %s %d, restarted alone", p.Name, code))
+	return true
 }
 
 // create makes a pod, unless its name is taken: a plan made on a cache
@@ -600,9 +725,12 @@ func describePlan(res Result) []string {
 			out = append(out, "  "+verb+" "+strings.Join(n, " "))
 		}
 	}
-	var creates, deletes, releases []string
+	var creates, deletes, releases, restarts []string
 	for _, p := range res.CreatePods {
 		creates = append(creates, p.Name)
+	}
+	for _, r := range res.RestartPods {
+		restarts = append(restarts, fmt.Sprintf("%s(%d.%d)", r.Name, r.Attempt, r.TaskAttempt))
 	}
 	for _, d := range res.DeletePods {
 		del := d.Name + "(" + d.Reason
@@ -615,6 +743,7 @@ func describePlan(res Result) []string {
 		releases = append(releases, r.Name)
 	}
 	names("create", creates)
+	names("restart in place", restarts)
 	names("delete", deletes)
 	names("release", releases)
 	for _, e := range res.Events {
