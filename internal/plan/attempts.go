@@ -163,12 +163,7 @@ func newAttempt(c *planContext, st *musterv1.TrainingJobStatus, r jobRestart, en
 func movePods(c *planContext, st *musterv1.TrainingJobStatus, out *Result) fallbacks {
 	var f fallbacks
 	for _, pod := range c.pods.Current() {
-		role := topology.Find(c.job, pod.Labels[musterv1.LabelRole])
-		if role == nil {
-			out.deletePod(pod, "new attempt")
-			continue
-		}
-		if !c.inPlaceFor(role) {
+		if role := topology.Find(c.job, pod.Labels[musterv1.LabelRole]); role == nil || !c.inPlaceFor(role) {
 			out.deletePod(pod, "new attempt")
 			continue
 		}

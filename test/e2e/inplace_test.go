@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -121,4 +122,83 @@ func TestAPodDeletedByHandIsRecreatedAndTheRestRestartInPlace(t *testing.T) {
 		g.Expect(pod.UID).To(gomega.Equal(uid), "%s restarts in place", name)
 		g.Expect(pod.Labels).To(gomega.HaveKeyWithValue(musterv1.LabelJobAttempt, "1"))
 	}
+}
+
+// ddpResume trains a small DDP model over gloo, one epoch at a time, and
+// keeps a checkpoint in the pod's emptyDir (/ckpt), which an in-place
+// restart keeps: a new attempt resumes from it.
+const ddpResume = `
+import os, time, torch, torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+dist.init_process_group("gloo")
+rank, world = dist.get_rank(), dist.get_world_size()
+torch.manual_seed(rank)
+x = torch.randn(64, 1); y = 3 * x + 1
+model = DDP(torch.nn.Linear(1, 1)); opt = torch.optim.SGD(model.parameters(), lr=0.1)
+start = 0
+if os.path.exists("/ckpt/state.pt"):
+    s = torch.load("/ckpt/state.pt")
+    model.module.load_state_dict(s["model"]); opt.load_state_dict(s["opt"]); start = s["epoch"] + 1
+    if rank == 0:
+        print(f"resumed epoch={start} attempt={os.environ['MUSTER_ATTEMPT_ID']}", flush=True)
+for epoch in range(start, 30):
+    opt.zero_grad(); loss = torch.nn.functional.mse_loss(model(x), y); loss.backward(); opt.step()
+    torch.save({"model": model.module.state_dict(), "opt": opt.state_dict(), "epoch": epoch}, "/ckpt/state.pt.tmp")
+    os.replace("/ckpt/state.pt.tmp", "/ckpt/state.pt")
+    if rank == 0:
+        print(f"epoch={epoch} world={world} loss={loss.item():.4f}", flush=True)
+    time.sleep(0.5)
+dist.destroy_process_group()
+`
+
+// A static PyTorch job of four processes restarts in place when a worker
+// is killed: every pod keeps its UID and IP, the world forms again in the
+// next attempt, resumes from the checkpoint its pods kept, and succeeds.
+func TestAStaticPyTorchGangRestartsInPlaceAndResumes(t *testing.T) {
+	hostCPU.exclusive(t)
+	g := gomega.NewWithT(t)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
+	marker := "muster-e2e-ddp-" + ns
+	withCheckpoint := func(p *corev1.PodTemplateSpec) {
+		python(ddpResume, marker+"-{{MUSTER_ROLE_NAME}}-{{MUSTER_TASK_INDEX}}")(p)
+		p.Spec.Volumes = []corev1.Volume{{Name: "ckpt", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+		p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "ckpt", MountPath: "/ckpt"}}
+	}
+	// OnFailure: a killed worker's peers fail too (gloo loses a
+	// connection, exit 1), and whichever failure the operator reads first
+	// restarts the gang.
+	job := testutil.MakeJob("ddp", ns).PyTorch().
+		Role("master", 1).RestartPolicy(musterv1.RestartPolicyOnFailure).RestartScope(musterv1.RestartScopeJob).Template(withCheckpoint).
+		Role("worker", 3).RestartPolicy(musterv1.RestartPolicyOnFailure).RestartScope(musterv1.RestartScopeJob).Template(withCheckpoint).BackoffLimit(3).Obj()
+	job.Spec.FailurePolicy.RestartMode = musterv1.RestartModeInPlace
+	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
+	masterLog := func() string { out, _ := framework.PodLog(cs, ns, "ddp-master-0", "main"); return out }
+	g.Eventually(masterLog, jobTimeout, 500*time.Millisecond).Should(gomega.ContainSubstring("epoch=5 world=4"))
+
+	before := map[string]types.UID{}
+	var pods corev1.PodList
+	g.Expect(c.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{musterv1.LabelJobName: "ddp"})).To(gomega.Succeed())
+	for _, p := range pods.Items {
+		before[p.Name] = p.UID
+	}
+	g.Expect(before).To(gomega.HaveLen(4))
+	g.Expect(syscall.Kill(hostPID(g, marker+"-worker-1"), syscall.SIGKILL)).To(gomega.Succeed())
+
+	got := framework.WaitJob(g, c, ns, "ddp", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
+	g.Expect(got.Status.Attempt).To(gomega.BeNumerically(">=", 1))
+	for name, uid := range before {
+		var p corev1.Pod
+		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &p)).To(gomega.Succeed())
+		g.Expect(p.UID).To(gomega.Equal(uid), "%s must not be re-created", name)
+	}
+	out := masterLog()
+	var resumed, attempt int
+	i := strings.Index(out, "resumed epoch=")
+	g.Expect(i).To(gomega.BeNumerically(">=", 0), "the new attempt resumes from the checkpoint: %s", out)
+	_, err := fmt.Sscanf(out[i:], "resumed epoch=%d attempt=%d", &resumed, &attempt)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(resumed).To(gomega.BeNumerically(">=", 6))
+	g.Expect(attempt).To(gomega.BeNumerically(">=", 1))
+	g.Expect(out).To(gomega.ContainSubstring("epoch=29 world=4"))
 }
