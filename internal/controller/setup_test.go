@@ -19,6 +19,7 @@ import (
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/internal/testutil/kubelet"
 )
 
 // asFromANode fills in what a kubelet reports and a user's template adds,
@@ -87,18 +88,12 @@ func TestTrimmedPodsPlanAlike(t *testing.T) {
 		objects.ApplyInPlace(p, objects.InPlace{WatcherImage: "m"})
 		p.UID = types.UID(fmt.Sprintf("uid-%d", index))
 		p.Spec.NodeName = "node-a"
-		started := metav1.NewTime(now.Add(-time.Minute))
-		p.Status = corev1.PodStatus{Phase: corev1.PodRunning,
-			InitContainerStatuses: []corev1.ContainerStatus{{Name: objects.RestartWatcherName, RestartCount: 1,
-				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
-			ContainerStatuses: []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name, RestartCount: 2,
-				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}}}
 		p.Annotations[musterv1.AnnotationInPlaceRestarts] = "1"
+		kubelet.RestartedAsAsked(p, now.Add(-time.Minute))
 		return p
 	}
 	rerun := inPlace(5)
-	rerun.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{
-		ExitCode: 3, Reason: "Error", FinishedAt: metav1.NewTime(now.Add(-time.Second))}
+	kubelet.RestartedAlone(rerun, 3, now.Add(-time.Second))
 	resetting := inPlace(6)
 	resetting.Annotations[musterv1.AnnotationInPlaceRestarts] = "2"
 	resetting.Status.Conditions = []corev1.PodCondition{{Type: corev1.AllContainersRestarting, Status: corev1.ConditionTrue}}

@@ -1,39 +1,22 @@
 package plan
 
 import (
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/internal/testutil/kubelet"
 )
 
-// The node's side of restarting in place, as kubelet 1.36 reports it.
-
 // kubeletRuns makes pod run what it was last asked: every restart asked is
-// done, the watcher and the training container started now.
-func (w *world) kubeletRuns(name string) {
-	p := w.pods[name]
-	asked, _ := strconv.Atoi(p.Annotations[musterv1.AnnotationInPlaceRestarts])
-	started := metav1.NewTime(w.now)
-	p.Status = corev1.PodStatus{Phase: corev1.PodRunning,
-		InitContainerStatuses: []corev1.ContainerStatus{{Name: objects.RestartWatcherName, RestartCount: int32(asked),
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
-		ContainerStatuses: []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name, RestartCount: int32(asked),
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
-	}
-	if asked > 0 {
-		p.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{
-			Reason: "RestartingAllContainers", ExitCode: 137}
-	}
-}
+// done, now.
+func (w *world) kubeletRuns(name string) { kubelet.RestartedAsAsked(w.pods[name], w.now) }
 
 // trainingFails makes pod's training container fail with code and, as its
 // restart rule says, restart alone.
@@ -41,9 +24,7 @@ func (w *world) trainingFails(name string, code int32) {
 	// A while into the run: the second the run began is taken for the run
 	// before's (observe.InPlaceFailure).
 	w.now = w.now.Add(5 * time.Second)
-	cs := &w.pods[name].Status.ContainerStatuses[0]
-	cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error", FinishedAt: metav1.NewTime(w.now)}
-	cs.RestartCount++
+	kubelet.RestartedAlone(w.pods[name], code, w.now)
 }
 
 func inPlaceWorld(t *testing.T, job *musterv1.TrainingJob) *world {

@@ -22,10 +22,10 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
-	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/testutil"
 	"github.com/muster-dev/muster/internal/testutil/crdschema"
+	"github.com/muster-dev/muster/internal/testutil/kubelet"
 )
 
 // simJobs are the shapes the simulation drives: each exercises a different
@@ -515,23 +515,8 @@ func (s *sim) restartInPlace(r PodRestart) {
 }
 
 // nodeRestarted reports a pod that restarts in place as running after
-// every restart asked of it, as kubelet 1.36 does: the watcher restarted
-// once for each, now; the training container runs, its last end the
-// kubelet's removal.
-func (s *sim) nodeRestarted(p *corev1.Pod) {
-	asked, _ := strconv.Atoi(p.Annotations[musterv1.AnnotationInPlaceRestarts])
-	started := metav1.NewTime(s.now)
-	p.Status = corev1.PodStatus{Phase: corev1.PodRunning,
-		InitContainerStatuses: []corev1.ContainerStatus{{Name: objects.RestartWatcherName, RestartCount: int32(asked),
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
-		ContainerStatuses: []corev1.ContainerStatus{{Name: "main", RestartCount: int32(asked),
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: started}}}},
-	}
-	if asked > 0 {
-		p.Status.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{
-			ExitCode: 137, Reason: observe.RestartingAllContainers}
-	}
-}
+// every restart asked of it, as kubelet 1.36 does.
+func (s *sim) nodeRestarted(p *corev1.Pod) { kubelet.RestartedAsAsked(p, s.now) }
 
 // restartedAlone is, for a pod that restarts in place, its training
 // container failing with a code its restart rule retries: it is restarted
@@ -551,9 +536,7 @@ func (s *sim) restartedAlone(p *corev1.Pod, code int32) bool {
 			return false
 		}
 	}
-	cs := &p.Status.ContainerStatuses[0]
-	cs.RestartCount++
-	cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error", FinishedAt: metav1.NewTime(s.now)}
+	kubelet.RestartedAlone(p, code, s.now)
 	if s.failedInPlace == nil {
 		s.failedInPlace = map[string]bool{}
 	}

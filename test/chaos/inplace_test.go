@@ -4,18 +4,17 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/testutil/kubelet"
 )
 
 // TestOperatorKilledDuringAnInPlaceRestart stops an operator between
@@ -134,10 +133,7 @@ func (d *driver) failInPlace(pod corev1.Pod, code int32) error {
 			!time.Now().Truncate(time.Second).After(w[0].State.Running.StartedAt.Time) {
 			return fmt.Errorf("pod %s started its run this second", pod.Name)
 		}
-		cs := &fresh.Status.ContainerStatuses[0]
-		cs.RestartCount++
-		cs.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: code, Reason: "Error",
-			Message: "exit " + strconv.Itoa(int(code)), FinishedAt: metav1.Now()}
+		kubelet.RestartedAlone(&fresh, code, time.Now())
 		return k8s.Status().Update(ctx, &fresh)
 	})
 }

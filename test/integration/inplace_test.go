@@ -1,18 +1,17 @@
 package integration
 
 import (
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/testutil/kubelet"
 )
 
 // A pod readied to restart in place is one the API server of the Kubernetes
@@ -42,20 +41,13 @@ func TestTheAPIServerTakesAPodReadiedToRestartInPlace(t *testing.T) {
 }
 
 // kubeletRestarted reports pod as running after the restarts it was asked
-// for, as kubelet 1.36 does once it has restarted every container: the
-// watcher restarted once per restart.
+// for, as kubelet 1.36 does once it has restarted every container.
 func (e *env) kubeletRestarted(pod *corev1.Pod) {
 	e.t.Helper()
 	fresh := e.pod(pod.Name)
-	asked, err := strconv.Atoi(fresh.Annotations[musterv1.AnnotationInPlaceRestarts])
-	e.g.Expect(err).NotTo(gomega.HaveOccurred())
-	now := metav1.Now()
-	e.setStatus(fresh, corev1.PodStatus{Phase: corev1.PodRunning,
-		InitContainerStatuses: []corev1.ContainerStatus{{Name: objects.RestartWatcherName, RestartCount: int32(asked),
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}},
-		ContainerStatuses: []corev1.ContainerStatus{{Name: fresh.Spec.Containers[0].Name, RestartCount: int32(asked),
-			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}}}},
-	})
+	e.g.Expect(fresh.Annotations).To(gomega.HaveKey(musterv1.AnnotationInPlaceRestarts))
+	kubelet.RestartedAsAsked(fresh, time.Now())
+	e.setStatus(fresh, fresh.Status)
 }
 
 // A gang restart in place, through the real API server: one pod's training
@@ -82,11 +74,8 @@ func TestAGangRestartsInPlaceThroughTheAPIServer(t *testing.T) {
 	// (observe.InPlaceFailure): fail in a later second, as a real run does.
 	began := failed.Status.InitContainerStatuses[0].State.Running.StartedAt.Time
 	e.g.Eventually(func() bool { return time.Now().Truncate(time.Second).After(began) }, timeout, 50*time.Millisecond).Should(gomega.BeTrue())
-	st := failed.Status.DeepCopy()
-	st.ContainerStatuses[0].RestartCount++
-	st.ContainerStatuses[0].LastTerminationState.Terminated = &corev1.ContainerStateTerminated{
-		ExitCode: 3, Reason: "Error", FinishedAt: metav1.Now()}
-	e.setStatus(failed, *st)
+	kubelet.RestartedAlone(failed, 3, time.Now())
+	e.setStatus(failed, failed.Status)
 
 	defer func() {
 		if t.Failed() {

@@ -1,0 +1,96 @@
+// Package kubelet has builders for what a node reports of a pod that
+// restarts in place, as kubelet 1.36 reports it. Tests of every tier use
+// them instead of writing pod statuses by hand. A package of its own, not
+// part of testutil: it speaks the planner's vocabulary (objects, observe),
+// whose own tests use testutil.
+package kubelet
+
+import (
+	"strconv"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/plan/observe"
+)
+
+// Started makes pod, made to restart in place, run its first run since
+// at: the restart watcher and every container running, none restarted.
+// Whatever the pod showed before is dropped.
+func Started(pod *corev1.Pod, at time.Time) {
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(at)}}
+	pod.Status = corev1.PodStatus{Phase: corev1.PodRunning,
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: objects.RestartWatcherName, State: running}}}
+	for _, c := range pod.Spec.Containers {
+		pod.Status.ContainerStatuses = append(pod.Status.ContainerStatuses, corev1.ContainerStatus{Name: c.Name, State: running})
+	}
+}
+
+// RestartedAllContainers makes pod show its node restarted every container
+// of it in place once more, at (RestartAllContainers): the watcher and
+// every container restarted once more and running again since at, each
+// container's last end the kubelet's removal, and the restart no longer
+// under way.
+func RestartedAllContainers(pod *corev1.Pod, at time.Time) {
+	t := metav1.NewTime(at)
+	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t}}
+	pod.Status.Phase = corev1.PodRunning
+	for i := range pod.Status.InitContainerStatuses {
+		if w := &pod.Status.InitContainerStatuses[i]; w.Name == objects.RestartWatcherName {
+			w.RestartCount++
+			w.State = running
+		}
+	}
+	for i := range pod.Status.ContainerStatuses {
+		cs := &pod.Status.ContainerStatuses[i]
+		cs.RestartCount++
+		cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+			ExitCode: 137, Reason: observe.RestartingAllContainers, FinishedAt: t}}
+		cs.State = running
+	}
+	conditions := pod.Status.Conditions[:0]
+	for _, c := range pod.Status.Conditions {
+		if c.Type != corev1.AllContainersRestarting {
+			conditions = append(conditions, c)
+		}
+	}
+	pod.Status.Conditions = conditions
+}
+
+// RestartedAsAsked makes pod show its node has done every in-place restart
+// asked of it (its muster.dev/in-place-restarts annotation), at: started
+// if it did not run, then all its containers restarted once for each
+// restart asked and not done.
+func RestartedAsAsked(pod *corev1.Pod, at time.Time) {
+	asked, _ := strconv.Atoi(pod.Annotations[musterv1.AnnotationInPlaceRestarts])
+	if watcher(pod) == nil {
+		Started(pod, at)
+	}
+	for watcher(pod).RestartCount < int32(asked) {
+		RestartedAllContainers(pod, at)
+	}
+}
+
+// RestartedAlone makes pod's training container (its first) show it failed
+// with code at and was restarted alone, as its restart rule has the node
+// do: restarted once more, its exit kept as its last end. The pod runs on.
+// Its state is left as it was: what a node shows of the new start (its
+// time, or a back-off) differs, and the planner reads only the last end.
+func RestartedAlone(pod *corev1.Pod, code int32, at time.Time) {
+	cs := &pod.Status.ContainerStatuses[0]
+	cs.RestartCount++
+	cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: code, Reason: "Error", FinishedAt: metav1.NewTime(at)}}
+}
+
+func watcher(pod *corev1.Pod) *corev1.ContainerStatus {
+	for i := range pod.Status.InitContainerStatuses {
+		if pod.Status.InitContainerStatuses[i].Name == objects.RestartWatcherName {
+			return &pod.Status.InitContainerStatuses[i]
+		}
+	}
+	return nil
+}
