@@ -175,9 +175,7 @@ func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.TrainingJob, 
 	}
 	log := ctrl.LoggerFrom(ctx)
 	now := r.opts.Clock.Now()
-	var mu sync.Mutex
-	var errs []error
-	r.podWrites.each(ctx, len(dels), func(i int) {
+	return r.writePods(ctx, "delete", len(dels), func(i int) error {
 		d := dels[i]
 		log.V(2).Info("Deleting pod", "pod", d.Name, "reason", d.Reason)
 		r.expect.expectDelete(job.UID, d.UID, now)
@@ -188,21 +186,12 @@ func (r *Reconciler) deletePods(ctx context.Context, job *musterv1.TrainingJob, 
 		if d.Force {
 			opts = append(opts, client.GracePeriodSeconds(0))
 		}
-		err := timed("delete", func() error { return r.client.Delete(ctx, pod, opts...) })
-		mu.Lock()
-		defer mu.Unlock()
-		switch {
-		case err == nil:
-			podActions.WithLabelValues("delete", "ok").Inc()
-		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		if err := timed("delete", func() error { return r.client.Delete(ctx, pod, opts...) }); err != nil {
 			r.expect.deleteFailed(job.UID, d.UID)
-		default:
-			r.expect.deleteFailed(job.UID, d.UID)
-			podActions.WithLabelValues("delete", "error").Inc()
-			errs = append(errs, fmt.Errorf("deleting pod %s: %w", d.Name, err))
+			return fmt.Errorf("deleting pod %s: %w", d.Name, err)
 		}
-	})
-	return errors.Join(errs...)
+		return nil
+	}, func(err error) bool { return apierrors.IsNotFound(err) || apierrors.IsConflict(err) })
 }
 
 // restartPods asks pods to restart in place: one patch each moves its
@@ -216,9 +205,7 @@ func (r *Reconciler) restartPods(ctx context.Context, job *musterv1.TrainingJob,
 		return nil
 	}
 	log := ctrl.LoggerFrom(ctx)
-	var mu sync.Mutex
-	var errs []error
-	r.podWrites.each(ctx, len(restarts), func(i int) {
+	return r.writePods(ctx, "restart", len(restarts), func(i int) error {
 		p := restarts[i]
 		log.V(2).Info("Restarting pod in place", "pod", p.Name, "attempt", p.Attempt, "taskAttempt", p.TaskAttempt, "reason", p.Reason)
 		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
@@ -233,15 +220,33 @@ func (r *Reconciler) restartPods(ctx context.Context, job *musterv1.TrainingJob,
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: p.Name}}
 			err = timed("restart", func() error { return r.client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)) })
 		}
-		mu.Lock()
-		defer mu.Unlock()
+		if err != nil {
+			return fmt.Errorf("restarting pod %s in place: %w", p.Name, err)
+		}
+		return nil
+	}, func(err error) bool {
+		return apierrors.IsNotFound(err) || apierrors.IsConflict(err) || apierrors.IsInvalid(err)
+	})
+}
+
+// writePods makes write(i) for each of n pods, as many at once as
+// podWrites allows, and counts each in podActions under action: ok, or
+// error unless needsNothing says the pod is gone or replaced, which the
+// next plan sees to. It returns the errors counted.
+func (r *Reconciler) writePods(ctx context.Context, action string, n int, write func(i int) error, needsNothing func(error) bool) error {
+	var mu sync.Mutex
+	var errs []error
+	r.podWrites.each(ctx, n, func(i int) {
+		err := write(i)
 		switch {
 		case err == nil:
-			podActions.WithLabelValues("restart", "ok").Inc()
-		case apierrors.IsNotFound(err), apierrors.IsConflict(err), apierrors.IsInvalid(err):
+			podActions.WithLabelValues(action, "ok").Inc()
+		case needsNothing(err):
 		default:
-			podActions.WithLabelValues("restart", "error").Inc()
-			errs = append(errs, fmt.Errorf("restarting pod %s in place: %w", p.Name, err))
+			podActions.WithLabelValues(action, "error").Inc()
+			mu.Lock()
+			defer mu.Unlock()
+			errs = append(errs, err)
 		}
 	})
 	return errors.Join(errs...)
