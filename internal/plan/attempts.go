@@ -163,13 +163,13 @@ func newAttempt(c *planContext, st *musterv1.TrainingJobStatus, r jobRestart, en
 func movePods(c *planContext, st *musterv1.TrainingJobStatus, out *Result) fallbacks {
 	var f fallbacks
 	for _, pod := range c.pods.Current() {
-		if role := topology.Find(c.job, pod.Labels[musterv1.LabelRole]); role == nil || !c.inPlaceFor(role) {
+		ok, whyNot := c.restartsInPlace(topology.Find(c.job, pod.Labels[musterv1.LabelRole]), pod)
+		if !ok {
 			out.deletePod(pod, "new attempt")
-			continue
-		}
-		if ok, whyNot := restartableInPlace(pod); !ok {
-			out.deletePod(pod, "new attempt")
-			f.add(pod, whyNot)
+			if whyNot != "" {
+				// Re-created though its role restarts in place.
+				f.add(pod, whyNot)
+			}
 			continue
 		}
 		out.restartInPlace(pod, st.Attempt, nextInstance(taskOf(st, pod), pod), "new attempt")

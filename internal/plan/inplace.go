@@ -99,6 +99,18 @@ func (c *planContext) inPlaceOptions(role *musterv1.Role) objects.InPlace {
 	}
 }
 
+// restartsInPlace is whether pod, of role, restarts in place: its role
+// does (inPlaceFor) and the pod can (restartableInPlace). When the role
+// does and the pod cannot, why not, for the restart's event and the
+// attempt's record; empty for a role that re-creates its pods anyway, or
+// none (nil).
+func (c *planContext) restartsInPlace(role *musterv1.Role, pod *corev1.Pod) (bool, string) {
+	if role == nil || !c.inPlaceFor(role) {
+		return false, ""
+	}
+	return restartableInPlace(pod)
+}
+
 // restartableInPlace is whether pod can restart in place, or why not.
 func restartableInPlace(pod *corev1.Pod) (bool, string) {
 	switch {

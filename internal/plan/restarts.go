@@ -122,13 +122,7 @@ func (a *applier) applyRoleRestarts() {
 // next instance, if its role restarts in place and the pod can; it says
 // whether it did.
 func (a *applier) restartInPlace(role *musterv1.Role, ts *musterv1.TaskStatus, pod *corev1.Pod, reason string) bool {
-	if role == nil {
-		return false
-	}
-	if !a.c.inPlaceFor(role) {
-		return false
-	}
-	if ok, _ := restartableInPlace(pod); !ok {
+	if ok, _ := a.c.restartsInPlace(role, pod); !ok {
 		return false
 	}
 	a.out.restartInPlace(pod, a.st.Attempt, nextInstance(ts, pod), reason)
@@ -142,11 +136,11 @@ func (a *applier) restartHow(role *musterv1.Role, pod *corev1.Pod) string {
 	if pod == nil {
 		return ""
 	}
-	if !a.c.inPlaceFor(role) {
-		return ""
+	switch ok, whyNot := a.c.restartsInPlace(role, pod); {
+	case ok:
+		return " in place"
+	case whyNot != "":
+		return " by re-creating its pod (" + whyNot + ")"
 	}
-	if ok, why := restartableInPlace(pod); !ok {
-		return " by re-creating its pod (" + why + ")"
-	}
-	return " in place"
+	return ""
 }
