@@ -205,6 +205,11 @@ func (r *Reconciler) restartPods(ctx context.Context, job *musterv1.TrainingJob,
 		return nil
 	}
 	log := ctrl.LoggerFrom(ctx)
+	now := r.opts.Clock.Now()
+	for _, p := range restarts {
+		asked, _ := strconv.Atoi(p.Restarts)
+		r.expect.expectRestart(job.UID, p.UID, asked, now)
+	}
 	return r.writePods(ctx, "restart", len(restarts), func(i int) error {
 		p := restarts[i]
 		log.V(2).Info("Restarting pod in place", "pod", p.Name, "attempt", p.Attempt, "taskAttempt", p.TaskAttempt, "reason", p.Reason)
@@ -221,6 +226,7 @@ func (r *Reconciler) restartPods(ctx context.Context, job *musterv1.TrainingJob,
 			err = timed("restart", func() error { return r.client.Patch(ctx, pod, client.RawPatch(types.MergePatchType, patch)) })
 		}
 		if err != nil {
+			r.expect.restartFailed(job.UID, p.UID)
 			return fmt.Errorf("restarting pod %s in place: %w", p.Name, err)
 		}
 		return nil

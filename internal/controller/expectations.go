@@ -8,10 +8,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/muster-dev/muster/internal/plan"
+	"github.com/muster-dev/muster/internal/plan/observe"
 )
 
-// expectations remembers the pod creates and deletes, and the Service
-// creates, the operator made that its cache has not shown yet. Planning on
+// expectations remembers the pod creates, deletes and in-place restarts,
+// and the Service creates, the operator made that its cache has not shown
+// yet. Planning on
 // a cache that lags behind our own writes would create a pod twice or count
 // a failure twice; while a pod expectation is open, the job waits instead.
 // A pod expectation is met by the pod's own events as the cache takes them
@@ -31,6 +33,10 @@ type jobExpectations struct {
 	// leaves are pods the cache shows that the API server no longer has
 	// (confirmPods): met once the cache lets them go.
 	leaves map[types.UID]time.Time
+	// restarts are pods asked to restart in place: met once the cache
+	// shows the ask. Planned on a cache without it, the same pod would be
+	// asked again: no harm, as the ask names its count, but a write each.
+	restarts map[types.UID]restartExpectation
 	// service is when the job's Service was created; zero once the cache
 	// shows it. It does not hold the job back: a job with no pods to make
 	// yet (suspended, queued, held) plans again as soon as its own status
@@ -49,6 +55,13 @@ type createExpectation struct {
 	uid   types.UID
 }
 
+// restartExpectation is an in-place restart the cache has yet to show:
+// the pod's in-place restart count the operator set.
+type restartExpectation struct {
+	since time.Time
+	asked int
+}
+
 func newExpectations(timeout time.Duration) *expectations {
 	return &expectations{timeout: timeout, jobs: map[types.UID]*jobExpectations{}}
 }
@@ -56,7 +69,8 @@ func newExpectations(timeout time.Duration) *expectations {
 func (e *expectations) get(job types.UID) *jobExpectations {
 	j := e.jobs[job]
 	if j == nil {
-		j = &jobExpectations{creates: map[string]createExpectation{}, deletes: map[types.UID]time.Time{}, leaves: map[types.UID]time.Time{}}
+		j = &jobExpectations{creates: map[string]createExpectation{}, deletes: map[types.UID]time.Time{}, leaves: map[types.UID]time.Time{},
+			restarts: map[types.UID]restartExpectation{}}
 		e.jobs[job] = j
 	}
 	return j
@@ -104,6 +118,7 @@ func (e *expectations) podSeen(job types.UID, name string, uid types.UID, gone b
 	if gone {
 		delete(j.deletes, uid)
 		delete(j.leaves, uid)
+		delete(j.restarts, uid)
 	}
 	e.dropIfEmpty(job, j)
 }
@@ -127,6 +142,20 @@ func (e *expectations) expectView(job types.UID, appear []plan.PodRef, leave []t
 	for _, uid := range leave {
 		j.leaves[uid] = now
 	}
+}
+
+// expectRestart expects the cache to show pod asked to restart in place
+// for the asked-th time.
+func (e *expectations) expectRestart(job, pod types.UID, asked int, now time.Time) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.get(job).restarts[pod] = restartExpectation{since: now, asked: asked}
+}
+
+func (e *expectations) restartFailed(job, pod types.UID) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	delete(e.get(job).restarts, pod)
 }
 
 func (e *expectations) deleteFailed(job types.UID, pod types.UID) {
@@ -160,8 +189,13 @@ func (e *expectations) serviceExists(job types.UID, cached bool, now time.Time) 
 }
 
 // dropIfEmpty forgets a job that expects nothing any more.
+// empty is whether no pod write of the job waits for the cache.
+func (j *jobExpectations) empty() bool {
+	return len(j.creates) == 0 && len(j.deletes) == 0 && len(j.leaves) == 0 && len(j.restarts) == 0
+}
+
 func (e *expectations) dropIfEmpty(job types.UID, j *jobExpectations) {
-	if len(j.creates) == 0 && len(j.deletes) == 0 && len(j.leaves) == 0 && j.service.IsZero() {
+	if j.empty() && j.service.IsZero() {
 		delete(e.jobs, job)
 	}
 }
@@ -230,7 +264,7 @@ func (e *expectations) satisfied(job types.UID, pods []*corev1.Pod, now time.Tim
 		return true
 	}
 	j.meet(byName, byUID, pending)
-	if len(j.creates) == 0 && len(j.deletes) == 0 && len(j.leaves) == 0 {
+	if j.empty() {
 		e.dropIfEmpty(job, j)
 		return true, 0
 	}
@@ -255,4 +289,16 @@ func (j *jobExpectations) meet(byName map[string]*corev1.Pod, byUID map[types.UI
 			delete(j.leaves, uid)
 		}
 	}
+	for uid, r := range j.restarts {
+		if p := byUID[uid]; p == nil || p.DeletionTimestamp != nil || askedAtLeast(p, r.asked) || !pending(r.since) {
+			delete(j.restarts, uid)
+		}
+	}
+}
+
+// askedAtLeast is whether pod shows it was asked to restart in place n
+// times or more.
+func askedAtLeast(pod *corev1.Pod, n int) bool {
+	asked, ok := observe.AskedRestarts(pod)
+	return ok && asked >= n
 }

@@ -7,6 +7,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 func pod(name, uid string, deleting bool) *corev1.Pod {
@@ -17,6 +19,12 @@ func pod(name, uid string, deleting bool) *corev1.Pod {
 	return p
 }
 
+// asked is pod with its in-place restart count as the operator set it.
+func asked(p *corev1.Pod, count string) *corev1.Pod {
+	p.Annotations = map[string]string{musterv1.AnnotationInPlaceRestarts: count}
+	return p
+}
+
 func TestExpectations(t *testing.T) {
 	t0 := time.Unix(100, 0)
 	cases := map[string]struct {
@@ -24,10 +32,12 @@ func TestExpectations(t *testing.T) {
 		// createdUIDs are the UIDs the API server gave creates, by name.
 		createdUIDs map[string]types.UID
 		deletes     []types.UID
-		observed    []*corev1.Pod
-		at          time.Time
-		wantOK      bool
-		wantWait    time.Duration
+		// restarts are in-place restarts asked, count by pod UID.
+		restarts map[types.UID]int
+		observed []*corev1.Pod
+		at       time.Time
+		wantOK   bool
+		wantWait time.Duration
 	}{
 		"nothing expected":           {at: t0, wantOK: true},
 		"created pod not seen yet":   {creates: []string{"a"}, at: t0.Add(time.Second), wantOK: false, wantWait: 9 * time.Second},
@@ -40,6 +50,13 @@ func TestExpectations(t *testing.T) {
 		"deleted pod still there": {deletes: []types.UID{"1"}, observed: []*corev1.Pod{pod("a", "1", false)}, at: t0, wantOK: false, wantWait: 10 * time.Second},
 		"deleted pod terminating": {deletes: []types.UID{"1"}, observed: []*corev1.Pod{pod("a", "1", true)}, at: t0, wantOK: true},
 		"deleted pod replaced":    {deletes: []types.UID{"1"}, observed: []*corev1.Pod{pod("a", "2", false)}, at: t0, wantOK: true},
+		"restart asked, the cache shows the count before": {restarts: map[types.UID]int{"1": 2},
+			observed: []*corev1.Pod{asked(pod("a", "1", false), "1")}, at: t0.Add(time.Second), wantOK: false, wantWait: 9 * time.Second},
+		"restart asked and seen":          {restarts: map[types.UID]int{"1": 2}, observed: []*corev1.Pod{asked(pod("a", "1", false), "2")}, at: t0, wantOK: true},
+		"restart asked, a later one seen": {restarts: map[types.UID]int{"1": 2}, observed: []*corev1.Pod{asked(pod("a", "1", false), "3")}, at: t0, wantOK: true},
+		"restart asked, the pod gone":     {restarts: map[types.UID]int{"1": 2}, at: t0, wantOK: true},
+		"restart asked, the pod deleting": {restarts: map[types.UID]int{"1": 2}, observed: []*corev1.Pod{asked(pod("a", "1", true), "1")}, at: t0, wantOK: true},
+		"restart expectation expired":     {restarts: map[types.UID]int{"1": 2}, observed: []*corev1.Pod{asked(pod("a", "1", false), "1")}, at: t0.Add(10 * time.Second), wantOK: true},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -52,6 +69,9 @@ func TestExpectations(t *testing.T) {
 			}
 			for _, u := range tc.deletes {
 				e.expectDelete("job", u, t0)
+			}
+			for u, n := range tc.restarts {
+				e.expectRestart("job", u, n, t0)
 			}
 			ok, wait := e.satisfied("job", tc.observed, tc.at)
 			if ok != tc.wantOK || wait != tc.wantWait {
@@ -147,5 +167,16 @@ func TestExpectationsMetByPodEvents(t *testing.T) {
 				t.Errorf("satisfied = %v, want %v", ok, tc.wantOK)
 			}
 		})
+	}
+}
+
+// A restart whose patch failed is not waited for: the next plan asks again.
+func TestAFailedRestartIsNotWaitedFor(t *testing.T) {
+	e := newExpectations(time.Minute)
+	t0 := time.Unix(1000, 0)
+	e.expectRestart("job", "1", 1, t0)
+	e.restartFailed("job", "1")
+	if ok, _ := e.satisfied("job", []*corev1.Pod{asked(pod("a", "1", false), "0")}, t0); !ok {
+		t.Fatal("the job waits for a restart whose patch failed")
 	}
 }

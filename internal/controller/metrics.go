@@ -45,7 +45,7 @@ var (
 	})
 	podWriteDurations = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "muster_pod_write_duration_seconds",
-		Help:    "How long the API server took to answer a pod create, delete or release, by action.",
+		Help:    "How long the API server took to answer a pod create, delete, in-place restart or release, by action.",
 		Buckets: latencyBuckets,
 	}, []string{"action"})
 	statusWriteDurations = prometheus.NewHistogram(prometheus.HistogramOpts{

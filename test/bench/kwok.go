@@ -114,9 +114,14 @@ func (b *bench) runScenario(ctx context.Context, s *scenario) error {
 	if err := b.floorSide(ctx, s); err != nil {
 		return fmt.Errorf("%s, floor: %w", s.name, err)
 	}
-	load, _ := os.ReadFile("/proc/loadavg")
-	s.load = strings.Join(strings.Fields(string(load))[:3], " ")
+	s.load = loadAverage()
 	return nil
+}
+
+// loadAverage is the machine's load average over 1, 5 and 15 minutes.
+func loadAverage() string {
+	load, _ := os.ReadFile("/proc/loadavg")
+	return strings.Join(strings.Fields(string(load))[:3], " ")
 }
 
 // measure runs begin, which starts the work, waits for every pod to run
@@ -401,13 +406,8 @@ func (b *bench) recreateOnDelete(ns string, jobs map[string]*musterv1.TrainingJo
 	f := informers.NewSharedInformerFactoryWithOptions(b.floorCS, 0, informers.WithNamespace(ns))
 	inf := f.Core().V1().Pods().Informer()
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
-		pod, ok := obj.(*corev1.Pod)
-		if !ok {
-			if d, isTomb := obj.(cache.DeletedFinalStateUnknown); isTomb {
-				pod, ok = d.Obj.(*corev1.Pod)
-			}
-		}
-		if !ok {
+		pod := deletedPod(obj)
+		if pod == nil {
 			return
 		}
 		go func() {
@@ -429,12 +429,6 @@ func podIndex(name string) int {
 	return i
 }
 
-// deletePod deletes a pod at once (grace 0), as a node lost or a process
-// killed leaves it.
-func (b *bench) deletePod(ctx context.Context, ns, name string) error {
-	return b.cs.CoreV1().Pods(ns).Delete(ctx, name, metav1.DeleteOptions{GracePeriodSeconds: new(int64(0))})
-}
-
 // replace deletes worker 0 of the first n jobs of ns at once, grace 0, and
 // returns, sorted, how long each took to be made again and to be Running
 // again.
@@ -445,7 +439,7 @@ func (b *bench) replace(ctx context.Context, ns string, n int) (made, running []
 	for i := range n {
 		name := jobName(i) + "-worker-0"
 		deleted[name] = time.Now()
-		if err := b.deletePod(ctx, ns, name); err != nil {
+		if err := deletePodNow(ctx, b.cs, ns, name); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -469,7 +463,7 @@ func (b *bench) replaceOne(ctx context.Context, ns string, n, perJob int) (made,
 	for i := range n {
 		name := jobName(i) + "-worker-" + strconv.Itoa(min(1, perJob-1))
 		start := time.Now()
-		if err := b.deletePod(ctx, ns, name); err != nil {
+		if err := deletePodNow(ctx, b.cs, ns, name); err != nil {
 			return nil, nil, err
 		}
 		if _, err := b.track.wait(ctx, ns, start, 1, 2*time.Minute); err != nil {
@@ -537,7 +531,7 @@ func (b *bench) cpuSeconds() map[string]float64 {
 }
 
 func operatorProcess() (process, error) {
-	out, err := exec.Command("pgrep", "-f", "^muster-operator --leader-elect").Output()
+	out, err := exec.Command("pgrep", "-f", "(^|/)muster-operator --leader-elect").Output()
 	if err != nil {
 		return process{}, fmt.Errorf("finding the operator's process: %w", err)
 	}

@@ -23,6 +23,7 @@ import (
 type options struct {
 	burst, huge string
 	big         string
+	restart     string
 	replace     int
 	replaceOne  int
 	profile     int
@@ -49,6 +50,7 @@ func main() {
 	flag.IntVar(&o.replace, "replace", 100, "jobs of the burst that lose a pod, to time its replacement; 0 skips")
 	flag.IntVar(&o.replaceOne, "replace-one", 10, "jobs of the burst that then lose another pod, one at a time, each once the one before runs again and the writes settle; 0 skips")
 	flag.StringVar(&o.big, "big", "500,5000", "comma-separated pod counts of single big jobs; empty skips")
+	flag.StringVar(&o.restart, "restart", "1000,5000", "comma-separated pod counts of gangs of which one member fails, restarted whole in place, by re-creating its pods, and by a plain client; empty skips")
 	flag.StringVar(&o.huge, "huge", "1000x10", "JOBSxPODS: the largest run; empty skips")
 	flag.StringVar(&o.out, "out", "_output/bench", "folder of the report")
 	flag.IntVar(&o.profile, "profile", 0, "record the API server's CPU profile over the first SECONDS of each side of each scenario, the operator's over the same seconds of its side, and the operator's heap once its pods all run, into the report's folder; 0 skips")
@@ -68,6 +70,22 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
+}
+
+// restarts are the gang restarts the flags ask for.
+func restarts(o options) ([]*restartScenario, error) {
+	var out []*restartScenario
+	if o.restart == "" {
+		return nil, nil
+	}
+	for _, f := range strings.Split(o.restart, ",") {
+		p, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || p < 2 {
+			return nil, fmt.Errorf("-restart %q: pod counts of at least 2, e.g. 1000,5000", o.restart)
+		}
+		out = append(out, &restartScenario{pods: p})
+	}
+	return out, nil
 }
 
 // scenarios are the runs the flags ask for.
@@ -116,6 +134,10 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
+	gangs, err := restarts(o)
+	if err != nil {
+		return err
+	}
 	cfg, err := devcluster.NewConfig()
 	if err != nil {
 		return err
@@ -126,6 +148,9 @@ func run(o options) (err error) {
 	most := 0
 	for _, s := range runs {
 		most = max(most, s.jobs*s.perJob)
+	}
+	for _, g := range gangs {
+		most = max(most, g.pods)
 	}
 	cfg.FakeNodes, cfg.GPUsPerNode = most/100+2, 8
 	cfg.Out = os.Stderr
@@ -177,6 +202,15 @@ func run(o options) (err error) {
 	b := &bench{cfg: cfg, cs: cs, c: c, floorCS: floorCS, o: o, track: track,
 		operator: operator, opMetrics: opMetrics, procs: procs,
 		report: &report{started: time.Now(), floorPods: o.floorPods}}
+	if err := b.runAll(ctx, runs, gangs); err != nil {
+		return err
+	}
+	return b.report.write(o.out)
+}
+
+// runAll runs the scenarios, then the gang restarts, then real torch, into
+// the report.
+func (b *bench) runAll(ctx context.Context, runs []*scenario, gangs []*restartScenario) error {
 	if err := b.runScenarios(ctx, runs); err != nil {
 		return err
 	}
@@ -185,12 +219,18 @@ func run(o options) (err error) {
 	for _, s := range runs {
 		b.report.peakRSS = max(b.report.peakRSS, s.muster.peakRSS)
 	}
-	if !o.skipTorch {
+	for _, g := range gangs {
+		if err := b.runRestart(ctx, g); err != nil {
+			return err
+		}
+		b.report.restarts = append(b.report.restarts, g)
+	}
+	if !b.o.skipTorch {
 		if err := b.torch(ctx); err != nil {
 			return fmt.Errorf("torch: %w", err)
 		}
 	}
-	return b.report.write(o.out)
+	return nil
 }
 
 type bench struct {

@@ -37,6 +37,7 @@ func medianOf(runs []torchTimes, of func(torchTimes) time.Duration) (time.Durati
 type report struct {
 	started   time.Time
 	scenarios []*scenario
+	restarts  []*restartScenario
 	peakRSS   float64
 	torch     *torchResult
 	// floorPods is what the floor's pods held (-floor-pods).
@@ -77,6 +78,7 @@ func (r *report) write(dir string) error {
 	fmt.Fprintf(&b, "# Muster benchmark report\n\n%s- run: %s, took %s\n\n", machine(),
 		r.started.UTC().Format(time.RFC3339), time.Since(r.started).Round(time.Second))
 	r.writeScenarios(&b)
+	r.writeRestarts(&b)
 	if t := r.torch; t != nil {
 		fmt.Fprintf(&b, "## Real torch: recovery and rescale\n\n")
 		fmt.Fprintf(&b, "examples/pytorch-elastic (torchrun, gloo, CPU, min 2 max 4) on the process node, against the same\n")
@@ -242,4 +244,69 @@ func (r *report) writeScenarios(b *strings.Builder) {
 	}
 	fmt.Fprintf(b, "Operator peak memory (RSS), the highest of the scenarios': %.0f MiB. A scenario's own peak starts from what the\n", r.peakRSS)
 	fmt.Fprintf(b, "operator still held when it began: the Go runtime returns freed memory to the system only gradually.\n\n")
+}
+
+// writeRestarts writes one table per gang restart: Muster in place, Muster
+// re-creating the pods, and the plain client re-creating them, measured in
+// the same run.
+func (r *report) writeRestarts(b *strings.Builder) {
+	if len(r.restarts) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "## A gang restarted whole on KWOK nodes\n\n")
+	fmt.Fprintf(b, "One job of N pods whose every member restarts when one fails (restartPolicy OnFailure, restartScope\n")
+	fmt.Fprintf(b, "Job, as a static PyTorch job's). Once its pods run and the writes settle, one member fails, as its\n")
+	fmt.Fprintf(b, "node reports it: in place, its training container exits 1 and is restarted alone by its restart rule;\n")
+	fmt.Fprintf(b, "re-created, its pod ends Failed. Timed from that status write to every member seen Running the next\n")
+	fmt.Fprintf(b, "attempt (a new pod, or the same pod after the node restarted all its containers: the KWOK stage\n")
+	fmt.Fprintf(b, "pod-restart-in-place plays the kubelet's part). The plain client makes the same pods and Service;\n")
+	fmt.Fprintf(b, "when its watch sees a pod failed, its %d creators delete every pod (grace 0) and make each again as\n", floorCreators)
+	fmt.Fprintf(b, "soon as it is gone. Requests and CPU are counted from the failure until the writes settle.\n\n")
+	for _, s := range r.restarts {
+		in, re, fl := s.inPlace, s.recreate, s.floor
+		fmt.Fprintf(b, "### restart: one gang of %d pods (load average after: %s)\n\n", s.pods, s.load)
+		fmt.Fprintf(b, "| measurement | in place | re-created | plain client | in place / re-created | in place / plain client |\n|---|---|---|---|---|---|\n")
+		fmt.Fprintf(b, "| one member fails -> every member Running the next attempt | %s | %s | %s | %s | %s |\n",
+			ms(in.took), ms(re.took), ms(fl.took), ratio(in.took, re.took), ratio(in.took, fl.took))
+		fmt.Fprintf(b, "| of which one member fails -> every member asked (made for it, or asked to restart in place) | %s | %s | %s | %s | %s |\n",
+			ms(in.asked), ms(re.asked), ms(fl.asked), ratio(in.asked, re.asked), ratio(in.asked, fl.asked))
+		fmt.Fprintf(b, "| of which one member fails -> first member asked | %s | %s | %s | %s | %s |\n",
+			ms(in.firstAsked), ms(re.firstAsked), ms(fl.firstAsked), ratio(in.firstAsked, re.firstAsked), ratio(in.firstAsked, fl.firstAsked))
+		iw, rw, fw := in.reqs.writes(), re.reqs.writes(), fl.reqs.writes()
+		fmt.Fprintf(b, "| API writes, all clients | %.0f | %.0f | %.0f | %s | %s |\n", iw, rw, fw, ratioF(iw, rw), ratioF(iw, fw))
+		perPod := func(v float64) string { return strconv.FormatFloat(v/float64(s.pods), 'f', 2, 64) }
+		fmt.Fprintf(b, "| API writes per pod | %s | %s | %s | - | - |\n", perPod(iw), perPod(rw), perPod(fw))
+		var iAll, rAll, fAll float64
+		for _, name := range measured {
+			iAll, rAll, fAll = iAll+in.cpu[name], rAll+re.cpu[name], fAll+fl.cpu[name]
+			fmt.Fprintf(b, "| %s CPU | %.1f s | %.1f s | %.1f s | %s | %s |\n", name, in.cpu[name], re.cpu[name], fl.cpu[name],
+				ratioF(in.cpu[name], re.cpu[name]), ratioF(in.cpu[name], fl.cpu[name]))
+		}
+		fmt.Fprintf(b, "| CPU of all of the above | %.1f s | %.1f s | %.1f s | %s | %s |\n", iAll, rAll, fAll, ratioF(iAll, rAll), ratioF(iAll, fAll))
+		fmt.Fprintf(b, "| operator: reconciles / job status writes | %.0f / %.0f | %.0f / %.0f | - | - | - |\n",
+			in.ops.reconciles(), in.ops[`muster_status_writes_total{result="ok"}`],
+			re.ops.reconciles(), re.ops[`muster_status_writes_total{result="ok"}`])
+		fmt.Fprintf(b, "| operator while restarting, mean: job waiting in its queue / reconcile / status write / pod write's wait for a slot / pod restart in place / pod create / pod delete | %s | %s | - | - | - |\n",
+			restartTimings(in.ops), restartTimings(re.ops))
+		fmt.Fprintf(b, "| attempt history: pods restarted in place / re-created | %d / %d | - | - | - | - |\n\n",
+			in.podRestarts.InPlace, in.podRestarts.Recreated)
+		fmt.Fprintf(b, "Writes by verb and resource (all clients):\n\n| request | in place | re-created | plain client |\n|---|---|---|---|\n")
+		for _, k := range union(union(in.reqs.writeKinds(), re.reqs.writeKinds()), fl.reqs.writeKinds()) {
+			fmt.Fprintf(b, "| %s | %.0f | %.0f | %.0f |\n", k, in.reqs[k], re.reqs[k], fl.reqs[k])
+		}
+		fmt.Fprintln(b)
+	}
+}
+
+// restartTimings are the operator's mean times while it restarted a gang.
+func restartTimings(t counters) string {
+	return strings.Join([]string{
+		t.meanCell("workqueue_queue_duration_seconds", `name="trainingjob"`),
+		t.meanCell("controller_runtime_reconcile_time_seconds", `controller="trainingjob"`),
+		t.meanCell("muster_status_write_duration_seconds"),
+		t.meanCell("muster_pod_write_wait_seconds"),
+		t.meanCell("muster_pod_write_duration_seconds", `action="restart"`),
+		t.meanCell("muster_pod_write_duration_seconds", `action="create"`),
+		t.meanCell("muster_pod_write_duration_seconds", `action="delete"`),
+	}, " / ")
 }

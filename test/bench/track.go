@@ -12,19 +12,27 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/plan/objects"
 )
 
-// tracker records, from a watch, when each pod instance was first seen,
-// first seen bound to a node, and first seen Running, so the bench measures
+// tracker records, from a watch, when each pod was first seen and first
+// seen bound to a node, and when each instance of it was first seen
+// Running, so the bench measures
 // without polling the API server it is measuring, and can say whether pods
 // came late from their creator or from the scheduler.
 type tracker struct {
-	mu      sync.Mutex
-	running map[types.UID]seen
+	mu sync.Mutex
+	// running is when each instance was first seen Running.
+	running map[instance]seen
 	// created and bound are when each instance was first seen, and first
 	// seen on a node.
 	created, bound map[types.UID]seen
-	changed        chan struct{}
+	// asked is when each pod was first seen labelled with each attempt:
+	// made for it, or asked to restart in place into it.
+	asked   map[asked]seen
+	changed chan struct{}
 }
 
 // seen is one pod instance.
@@ -40,7 +48,8 @@ type seen struct {
 const jobLabel = "bench.muster.dev/job"
 
 func newTracker(ctx context.Context, cs kubernetes.Interface) (*tracker, error) {
-	t := &tracker{running: map[types.UID]seen{}, created: map[types.UID]seen{}, bound: map[types.UID]seen{}, changed: make(chan struct{}, 1)}
+	t := &tracker{running: map[instance]seen{}, created: map[types.UID]seen{}, bound: map[types.UID]seen{},
+		asked: map[asked]seen{}, changed: make(chan struct{}, 1)}
 	f := informers.NewSharedInformerFactory(cs, 0)
 	inf := f.Core().V1().Pods().Informer()
 	note := func(obj any) {
@@ -49,17 +58,18 @@ func newTracker(ctx context.Context, cs kubernetes.Interface) (*tracker, error) 
 			return
 		}
 		t.mu.Lock()
-		first(t.created, pod)
+		first(t.created, pod.UID, pod)
+		first(t.asked, asked{pod.UID, pod.Labels[musterv1.LabelJobAttempt]}, pod)
 		if pod.Spec.NodeName != "" {
-			first(t.bound, pod)
+			first(t.bound, pod.UID, pod)
 		}
 		t.mu.Unlock()
 		if pod.Status.Phase != corev1.PodRunning || pod.DeletionTimestamp != nil {
 			return
 		}
 		t.mu.Lock()
-		if _, ok := t.running[pod.UID]; !ok {
-			t.running[pod.UID] = seen{ns: pod.Namespace, name: pod.Name, job: pod.Labels[jobLabel], at: time.Now()}
+		if _, ok := t.running[instanceOf(pod)]; !ok {
+			t.running[instanceOf(pod)] = seen{ns: pod.Namespace, name: pod.Name, job: pod.Labels[jobLabel], at: time.Now()}
 		}
 		t.mu.Unlock()
 		select {
@@ -80,11 +90,50 @@ func newTracker(ctx context.Context, cs kubernetes.Interface) (*tracker, error) 
 	return t, nil
 }
 
-// first records now for the pod in m, unless it is there.
-func first(m map[types.UID]seen, pod *corev1.Pod) {
-	if _, ok := m[pod.UID]; !ok {
-		m[pod.UID] = seen{ns: pod.Namespace, name: pod.Name, job: pod.Labels[jobLabel], at: time.Now()}
+// instance is one run of a pod: a pod restarted in place runs again under
+// the same UID, and its restart watcher's restart count tells the runs
+// apart (the node restarts the watcher with every other container).
+type instance struct {
+	uid      types.UID
+	restarts int32
+}
+
+// asked is a pod and the attempt it was labelled with.
+type asked struct {
+	uid     types.UID
+	attempt string
+}
+
+func instanceOf(pod *corev1.Pod) instance {
+	in := instance{uid: pod.UID}
+	for _, s := range pod.Status.InitContainerStatuses {
+		if s.Name == objects.RestartWatcherName {
+			in.restarts = s.RestartCount
+		}
 	}
+	return in
+}
+
+// first records now for the pod under k in m, unless it is there.
+func first[K comparable](m map[K]seen, k K, pod *corev1.Pod) {
+	if _, ok := m[k]; !ok {
+		m[k] = seen{ns: pod.Namespace, name: pod.Name, job: pod.Labels[jobLabel], at: time.Now()}
+	}
+}
+
+// asked is how long after start the first and the last pod of ns were
+// first seen labelled with an attempt they were not labelled with before
+// start.
+func (t *tracker) askedSince(ns string, start time.Time) (first, last time.Duration) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	first = time.Duration(1<<63 - 1)
+	for _, s := range t.asked {
+		if s.ns == ns && !s.at.Before(start) {
+			first, last = min(first, s.at.Sub(start)), max(last, s.at.Sub(start))
+		}
+	}
+	return first, last
 }
 
 // lastOf is how long after start the last pod instance of ns seen since
@@ -92,6 +141,12 @@ func first(m map[types.UID]seen, pod *corev1.Pod) {
 func (t *tracker) lastOf(m map[types.UID]seen, ns string, start time.Time) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return lastSince(m, ns, start)
+}
+
+// lastSince is how long after start the last entry of ns seen since start
+// was seen in m.
+func lastSince[K comparable](m map[K]seen, ns string, start time.Time) time.Duration {
 	var last time.Duration
 	for _, s := range m {
 		if s.ns == ns && !s.at.Before(start) {
@@ -121,13 +176,13 @@ func (t *tracker) since(ns string, start time.Time) []seen {
 func (t *tracker) replacements(ns string, start time.Time, deleted map[string]time.Time) (made, running []time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for uid, s := range t.running {
+	for in, s := range t.running {
 		t0, ok := deleted[s.name]
 		if s.ns != ns || s.at.Before(start) || !ok {
 			continue
 		}
 		running = append(running, s.at.Sub(t0))
-		if c, ok := t.created[uid]; ok {
+		if c, ok := t.created[in.uid]; ok {
 			made = append(made, c.at.Sub(t0))
 		}
 	}

@@ -38,7 +38,7 @@ const (
 // restarted alone counts one more, which the next ask takes up
 // (NextInPlaceRestart).
 func InPlaceOf(pod *corev1.Pod) InPlaceRun {
-	asked, ok := askedRestarts(pod)
+	asked, ok := AskedRestarts(pod)
 	if !ok || !hasWatcherRule(pod) {
 		return NotInPlace
 	}
@@ -56,7 +56,7 @@ func InPlaceOf(pod *corev1.Pod) InPlaceRun {
 // from the same view of the pod, it is the same value: a plan that repeats
 // an ask that already landed asks nothing more.
 func NextInPlaceRestart(pod *corev1.Pod) string {
-	asked, _ := askedRestarts(pod)
+	asked, _ := AskedRestarts(pod)
 	if done := int(doneRestarts(pod)); done >= asked {
 		return strconv.Itoa(done + 1)
 	}
@@ -113,11 +113,14 @@ func InPlaceFailure(pod *corev1.Pod) *corev1.Pod {
 // RestartedInPlace is whether the operator has asked pod to restart in
 // place at least once.
 func RestartedInPlace(pod *corev1.Pod) bool {
-	n, ok := askedRestarts(pod)
+	n, ok := AskedRestarts(pod)
 	return ok && n > 0
 }
 
-func askedRestarts(pod *corev1.Pod) (int, bool) {
+// AskedRestarts is how many times the operator has asked pod to restart in
+// place (its muster.dev/in-place-restarts annotation), and false for a pod
+// made not to.
+func AskedRestarts(pod *corev1.Pod) (int, bool) {
 	v, ok := pod.Annotations[musterv1.AnnotationInPlaceRestarts]
 	if !ok {
 		return 0, false
