@@ -116,10 +116,13 @@ func shouldRestart(policy corev1.RestartPolicy, exitCode int32) bool {
 const maxBackoff = 5 * time.Minute
 
 // nextBackoff returns the crash-loop delay before the next attempt and
-// doubles it for the one after; a long healthy run resets it.
+// doubles it for the one after; a long healthy run resets it. As the
+// kubelet's, the first restart is at once (its back-off has no entry for
+// the container yet) and the next waits initial: 0, 10 s, 20 s, ...
 func (c *ctr) nextBackoff(initial time.Duration, ranFor time.Duration) time.Duration {
 	if c.backoff == 0 || ranFor > 10*time.Minute {
 		c.backoff = initial
+		return 0
 	}
 	d := c.backoff
 	c.backoff = min(c.backoff*2, maxBackoff)

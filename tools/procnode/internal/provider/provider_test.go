@@ -38,13 +38,13 @@ func TestBackoff(t *testing.T) {
 	for range 8 {
 		got = append(got, c.nextBackoff(10*time.Second, time.Second))
 	}
-	want := []time.Duration{10, 20, 40, 80, 160, 300, 300, 300}
+	want := []time.Duration{0, 10, 20, 40, 80, 160, 300, 300}
 	for i := range want {
 		if got[i] != want[i]*time.Second {
 			t.Fatalf("backoffs = %v", got)
 		}
 	}
-	if d := c.nextBackoff(10*time.Second, 11*time.Minute); d != 10*time.Second {
+	if d := c.nextBackoff(10*time.Second, 11*time.Minute); d != 0 {
 		t.Errorf("a long run must reset the back-off, got %v", d)
 	}
 }

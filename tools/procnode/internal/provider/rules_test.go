@@ -59,8 +59,9 @@ func TestContainerShouldRestart(t *testing.T) {
 }
 
 // (a) A Restart rule restarts the container alone, with the crash-loop
-// back-off of any restart, and its last state keeps the real exit: code,
-// reason, termination message, start and finish times.
+// back-off of any restart (none before the first, as the kubelet's), and
+// its last state keeps the real exit: code, reason, termination message,
+// start and finish times.
 func TestRestartRuleRestartsTheContainerAlone(t *testing.T) {
 	n := newTestNode(t)
 	pod := testPod("rule-restart", corev1.RestartPolicyNever, nil, []corev1.Container{
@@ -76,22 +77,27 @@ func TestRestartRuleRestartsTheContainerAlone(t *testing.T) {
 	if exit1.ExitCode != 42 || exit1.Reason != "Error" || exit1.Message != "attempt 1 failed\n" {
 		t.Fatalf("first exit: %+v", exit1)
 	}
-	i, p := n.await(i, "the first back-off", func(p *corev1.Pod) bool { return waitingReason(p, "worker") == "CrashLoopBackOff" })
-	s := status(p, "worker")
-	if !strings.Contains(s.State.Waiting.Message, "back-off 300ms") || s.RestartCount != 0 {
-		t.Errorf("first back-off: %+v, restarts %d", s.State.Waiting, s.RestartCount)
-	}
-	last := s.LastTerminationState.Terminated
+	// The first restart is at once, as the kubelet's: no back-off yet.
+	i, p := n.await(i, "the second attempt", func(p *corev1.Pod) bool {
+		return running(p, "worker") && status(p, "worker").RestartCount == 1
+	})
+	last := status(p, "worker").LastTerminationState.Terminated
 	if last == nil || last.ExitCode != 42 || last.Reason != "Error" || last.Message != exit1.Message ||
 		!last.StartedAt.Equal(&exit1.StartedAt) || !last.FinishedAt.Equal(&exit1.FinishedAt) {
 		t.Errorf("lastTerminationState %+v, want the exit %+v", last, exit1)
 	}
-	i, _ = n.await(i, "the second attempt", func(p *corev1.Pod) bool {
-		return running(p, "worker") && status(p, "worker").RestartCount == 1
-	})
-	_, p = n.await(i, "the second back-off, doubled", func(p *corev1.Pod) bool { return waitingReason(p, "worker") == "CrashLoopBackOff" })
-	if w := status(p, "worker").State.Waiting; !strings.Contains(w.Message, "back-off 600ms") {
-		t.Errorf("second back-off: %+v", w)
+	for _, h := range n.history() {
+		if waitingReason(h, "worker") == "CrashLoopBackOff" {
+			t.Fatalf("a back-off before the first restart:\n%s", describe(h))
+		}
+	}
+	_, p = n.await(i, "the first back-off", func(p *corev1.Pod) bool { return waitingReason(p, "worker") == "CrashLoopBackOff" })
+	s := status(p, "worker")
+	if !strings.Contains(s.State.Waiting.Message, "back-off 300ms") || s.RestartCount != 1 {
+		t.Errorf("first back-off: %+v, restarts %d", s.State.Waiting, s.RestartCount)
+	}
+	if last := s.LastTerminationState.Terminated; last == nil || last.ExitCode != 42 || last.Message != "attempt 2 failed\n" {
+		t.Errorf("lastTerminationState in the back-off %+v, want the second exit", last)
 	}
 	_, p = n.await(0, "the pod's end", func(p *corev1.Pod) bool { return p.Status.Phase == corev1.PodSucceeded })
 	if s := status(p, "worker"); s.RestartCount != 2 || s.State.Terminated == nil || s.State.Terminated.ExitCode != 0 {

@@ -163,10 +163,15 @@ func (r *podRun) supervise(c *ctr, sv *supervision) {
 
 // crashLoopBackoff waits before c's next attempt, reporting CrashLoopBackOff
 // with the attempt that ended as its last state, as the kubelet does for
-// every restart. It reports whether to go on.
+// every restart but the first. It reports whether to go on.
 func (r *podRun) crashLoopBackoff(c *ctr, ranFor time.Duration, stop *stopper) bool {
 	r.mu.Lock()
 	d := c.nextBackoff(r.p.cfg.RestartBackoff, ranFor)
+	if d == 0 {
+		// Restarted at once: the kubelet reports no back-off.
+		r.mu.Unlock()
+		return true
+	}
 	c.last = c.state
 	c.state = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
 		Reason:  "CrashLoopBackOff",
