@@ -129,12 +129,7 @@ func loadAverage() string {
 // operator says whether this side is the operator's, whose CPU is then
 // profiled too.
 func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, operator bool, begin func() error) error {
-	cpu0 := b.cpuSeconds()
-	api0, err := scrapeAPI(ctx, b.cs)
-	if err != nil {
-		return err
-	}
-	ops0, err := b.opMetrics.scrape(ctx)
+	before, err := b.usage(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -153,22 +148,57 @@ func (b *bench) measure(ctx context.Context, ns string, pods int, out *side, ope
 	out.all = last.Sub(start)
 	out.created, out.bound = b.track.lastOf(b.track.created, ns, start), b.track.lastOf(b.track.bound, ns, start)
 	out.perJob = b.track.perJob(ns, start)
-	api, err := b.settle(ctx)
+	after, err := b.settledUsage(ctx)
 	if err != nil {
 		return err
 	}
-	spent := api.minus(api0)
-	out.reqs, out.terminated = spent.requests, spent.terminatedWatches
-	out.cpu = map[string]float64{}
-	for name, v := range b.cpuSeconds() {
-		out.cpu[name] = v - cpu0[name]
+	spent := after.minus(before)
+	out.reqs, out.terminated, out.cpu, out.ops = spent.api.requests, spent.api.terminatedWatches, spent.cpu, spent.ops
+	return nil
+}
+
+// usage is what a measured window costs, read before and after it: the
+// API server's requests, each measured process's CPU seconds, the
+// operator's counters.
+type usage struct {
+	api apiCounters
+	cpu map[string]float64
+	ops counters
+}
+
+// usage reads it now; api is the API server's counters if the caller has
+// just read them, nil to read them here.
+func (b *bench) usage(ctx context.Context, api *apiCounters) (usage, error) {
+	if api == nil {
+		read, err := scrapeAPI(ctx, b.cs)
+		if err != nil {
+			return usage{}, err
+		}
+		api = &read
 	}
 	ops, err := b.opMetrics.scrape(ctx)
 	if err != nil {
-		return err
+		return usage{}, err
 	}
-	out.ops = ops.minus(ops0)
-	return nil
+	return usage{api: *api, cpu: b.cpuSeconds(), ops: ops}, nil
+}
+
+// settledUsage waits for the API server's writes to settle, then reads
+// the usage.
+func (b *bench) settledUsage(ctx context.Context) (usage, error) {
+	api, err := b.settle(ctx)
+	if err != nil {
+		return usage{}, err
+	}
+	return b.usage(ctx, &api)
+}
+
+func (u usage) minus(before usage) usage {
+	cpu := make(map[string]float64, len(u.cpu))
+	for name, v := range u.cpu {
+		cpu[name] = v - before.cpu[name]
+	}
+	return usage{api: u.api.minus(before.api), cpu: cpu, ops: u.ops.minus(before.ops)}
 }
 
 // settle waits until the API server has taken no write for two readings

@@ -116,12 +116,7 @@ func (b *bench) musterRestart(ctx context.Context, pods int, mode musterv1.Resta
 // waits for every one of pods to be seen Running again as a new instance:
 // a new pod, or the same pod restarted in place.
 func (b *bench) measureRestart(ctx context.Context, ns string, pods int, out *restartSide, fail func() error) error {
-	api0, err := b.settle(ctx)
-	if err != nil {
-		return err
-	}
-	cpu0 := b.cpuSeconds()
-	ops0, err := b.opMetrics.scrape(ctx)
+	before, err := b.settledUsage(ctx)
 	if err != nil {
 		return err
 	}
@@ -135,20 +130,12 @@ func (b *bench) measureRestart(ctx context.Context, ns string, pods int, out *re
 	}
 	out.took = last.Sub(start)
 	out.firstAsked, out.asked = b.track.askedSince(ns, start)
-	api, err := b.settle(ctx)
+	after, err := b.settledUsage(ctx)
 	if err != nil {
 		return err
 	}
-	out.reqs = api.minus(api0).requests
-	out.cpu = map[string]float64{}
-	for name, v := range b.cpuSeconds() {
-		out.cpu[name] = v - cpu0[name]
-	}
-	ops, err := b.opMetrics.scrape(ctx)
-	if err != nil {
-		return err
-	}
-	out.ops = ops.minus(ops0)
+	spent := after.minus(before)
+	out.reqs, out.cpu, out.ops = spent.api.requests, spent.cpu, spent.ops
 	return nil
 }
 
