@@ -38,13 +38,13 @@ type FailurePolicy struct {
 	//     it stands (Kubernetes' RestartAllContainers): same pod, node, IP
 	//     and volumes, nothing scheduled again. A pod that cannot (gone,
 	//     ended, being deleted, its node lost) is re-created alone, and the
-	//     job's events say which and why.
+	//     job's events say which and why; with a gang backend, the whole
+	//     gang is then re-created and placed afresh.
 	//   - Recreate deletes the pod and creates a new one.
 	// Unset: the operator's default (--default-restart-mode). InPlace needs
 	// Kubernetes 1.36 (1.35 with the RestartAllContainersOnContainerExits
-	// feature gate), the operator's image set for the restart watcher, no
-	// gang backend (a gang is placed again for each attempt), and a
-	// template that does not use the attempt placeholders; a job that
+	// feature gate), the operator's image set for the restart watcher, and
+	// a template that does not use the attempt placeholders; a job that
 	// lacks one restarts by re-creating its pods.
 	// +kubebuilder:validation:Enum=InPlace;Recreate
 	// +optional

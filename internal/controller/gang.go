@@ -48,7 +48,7 @@ func (r *Reconciler) observeGang(ctx context.Context, job *musterv1.TrainingJob)
 		in.BlockedReason = musterv1.ReasonGangBackendDisabled
 		return in, nil, nil
 	}
-	want := gang.For(job, b, job.Status.Attempt)
+	want := gang.For(job, b, gang.Placing(job.Name, &job.Status))
 	in.Attempt, in.MinAvailable = want.Attempt, want.MinAvailable
 	list := backend.NewGroupList()
 	if err := r.client.List(ctx, list, client.InNamespace(job.Namespace), client.MatchingLabels{musterv1.LabelJobName: job.Name}); err != nil {
@@ -72,9 +72,9 @@ func (r *Reconciler) observeGang(ctx context.Context, job *musterv1.TrainingJob)
 	return in, groups, nil
 }
 
-// syncGang makes the gang objects of the attempt the plan runs, before any
-// of its pods, and deletes the job's other groups: those of earlier
-// attempts, and all of them once the job has finished or is suspended, so
+// syncGang makes the gang objects of the attempt the plan runs (or of the
+// one whose gang still places it, gang.Placing), before any of its pods,
+// and deletes the job's other groups: those of earlier attempts, and all of them once the job has finished or is suspended, so
 // a queue holds nothing for a job that runs nothing. It returns the gang
 // the plan's pods join, nil for none.
 func (r *Reconciler) syncGang(ctx context.Context, job *musterv1.TrainingJob, groups []client.Object, res plan.Result) (*gang.Gang, error) {
@@ -85,7 +85,7 @@ func (r *Reconciler) syncGang(ctx context.Context, job *musterv1.TrainingJob, gr
 	st := &res.Status
 	active := !st.Finished() && !st.IsTrue(musterv1.ConditionSuspended) &&
 		(job.Spec.Run.Execution == "" || job.Spec.Run.Execution == musterv1.ExecutionStart)
-	want := gang.For(job, b, st.Attempt)
+	want := gang.For(job, b, gang.Placing(job.Name, st))
 	var errs []error
 	for _, obj := range groups {
 		if active && obj.GetName() == want.Name {

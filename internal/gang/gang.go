@@ -4,15 +4,19 @@
 // job alone; a Backend turns it into the scheduler's own objects, ties pods
 // to it, and reads back whether the scheduler let the gang in.
 //
-// Every attempt gets a gang object of its own, named <job>-<attempt>, made
-// before any of the attempt's pods: a restarted job is placed afresh, never
-// half in an old gang.
+// An attempt whose pods are made anew gets a gang object of its own, named
+// <job>-<attempt>, made before any of them: a job restarted by re-creating
+// its pods is placed afresh, never half in an old gang. An attempt whose
+// pods moved into it in place keeps the gang that placed them (Placing):
+// they never left their nodes, and a pod re-created among them joins the
+// gang its peers still hold.
 package gang
 
 import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -103,6 +107,36 @@ func MinSize(job *musterv1.TrainingJob) int32 {
 		n += topology.MinReplicas(job, &job.Spec.Roles[i])
 	}
 	return n
+}
+
+// Placing is the attempt whose gang object places the pods of the
+// status's current attempt: that attempt's own, unless some of the pods
+// of the attempt before moved into it in place, which keep the gang that
+// placed them, the one status.scheduling.podGroup names.
+func Placing(job string, st *musterv1.TrainingJobStatus) int32 {
+	if !movedInPlace(st) || st.Scheduling == nil {
+		return st.Attempt
+	}
+	n, ok := strings.CutPrefix(st.Scheduling.PodGroup, job+"-")
+	if !ok {
+		return st.Attempt
+	}
+	a, err := strconv.ParseInt(n, 10, 32)
+	if err != nil || a < 0 || int32(a) > st.Attempt {
+		return st.Attempt
+	}
+	return int32(a)
+}
+
+// movedInPlace is whether pods of the attempt before the current one
+// restarted in place into it.
+func movedInPlace(st *musterv1.TrainingJobStatus) bool {
+	for _, a := range st.Attempts {
+		if a.ID == st.Attempt-1 {
+			return a.PodRestarts != nil && a.PodRestarts.InPlace > 0
+		}
+	}
+	return false
 }
 
 // GroupName is the name of an attempt's gang object.

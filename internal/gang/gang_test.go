@@ -49,3 +49,40 @@ func TestForGangsTheJobsMinimum(t *testing.T) {
 		t.Errorf("RoleMin = %+v, want %+v in spec order", g.RoleMin, want)
 	}
 }
+
+// The gang that placed a job's pods places the attempts they restart into
+// in place; an attempt whose pods are all made anew gets its own.
+func TestPlacingFollowsThePodsThatRestartedInPlace(t *testing.T) {
+	moved := func(id, inPlace int32) musterv1.AttemptStatus {
+		return musterv1.AttemptStatus{ID: id, PodRestarts: &musterv1.PodRestarts{InPlace: inPlace, Recreated: 3 - inPlace}}
+	}
+	cases := map[string]struct {
+		attempt  int32
+		podGroup string
+		attempts []musterv1.AttemptStatus
+		want     int32
+	}{
+		"the first attempt":                  {attempt: 0, want: 0},
+		"re-created, no in-place record":     {attempt: 1, podGroup: "j-0", attempts: []musterv1.AttemptStatus{{ID: 0}}, want: 1},
+		"re-created, every pod":              {attempt: 1, podGroup: "j-0", attempts: []musterv1.AttemptStatus{moved(0, 0)}, want: 1},
+		"moved in place":                     {attempt: 1, podGroup: "j-0", attempts: []musterv1.AttemptStatus{moved(0, 3)}, want: 0},
+		"partly moved in place":              {attempt: 1, podGroup: "j-0", attempts: []musterv1.AttemptStatus{moved(0, 1)}, want: 0},
+		"moved in place twice":               {attempt: 2, podGroup: "j-0", attempts: []musterv1.AttemptStatus{moved(0, 3), moved(1, 3)}, want: 0},
+		"moved in place after a re-creation": {attempt: 3, podGroup: "j-2", attempts: []musterv1.AttemptStatus{moved(1, 3), moved(2, 0)}, want: 3},
+		"moved in place, the gang recorded":  {attempt: 3, podGroup: "j-2", attempts: []musterv1.AttemptStatus{moved(1, 0), moved(2, 3)}, want: 2},
+		"another job's name":                 {attempt: 1, podGroup: "k-0", attempts: []musterv1.AttemptStatus{moved(0, 3)}, want: 1},
+		"a gang of a later attempt":          {attempt: 1, podGroup: "j-5", attempts: []musterv1.AttemptStatus{moved(0, 3)}, want: 1},
+		"no gang recorded":                   {attempt: 1, attempts: []musterv1.AttemptStatus{moved(0, 3)}, want: 1},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			st := &musterv1.TrainingJobStatus{Attempt: tc.attempt, Attempts: tc.attempts}
+			if tc.podGroup != "" {
+				st.Scheduling = &musterv1.SchedulingStatus{Backend: musterv1.GangVolcano, PodGroup: tc.podGroup}
+			}
+			if got := gang.Placing("j", st); got != tc.want {
+				t.Errorf("Placing = %d, want %d", got, tc.want)
+			}
+		})
+	}
+}

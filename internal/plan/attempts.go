@@ -159,16 +159,38 @@ func newAttempt(c *planContext, st *musterv1.TrainingJobStatus, r jobRestart, en
 
 // movePods takes every pod of the attempt that ends into the next: in
 // place where its role restarts in place and the pod can, else by deleting
-// it (its replacement is created once it is gone).
+// it (its replacement is created once it is gone). A job with a gang
+// backend moves in place whole or not at all: a pod re-created among pods
+// that kept their nodes might find its room taken (by the very preemptor
+// that evicted it), leaving the gang half placed and holding its devices,
+// so then every pod is re-created and the new attempt placed afresh.
 func movePods(c *planContext, st *musterv1.TrainingJobStatus, out *Result) fallbacks {
+	pods := c.pods.Current()
+	inPlace, whyNot := make([]bool, len(pods)), make([]string, len(pods))
+	for i, pod := range pods {
+		inPlace[i], whyNot[i] = c.restartsInPlace(topology.Find(c.job, pod.Labels[musterv1.LabelRole]), pod)
+	}
+	lost := -1
+	for i := range pods {
+		if !inPlace[i] && whyNot[i] != "" {
+			lost = i
+			break
+		}
+	}
+	if c.gang && lost >= 0 {
+		for i := range pods {
+			if inPlace[i] {
+				inPlace[i], whyNot[i] = false, "its gang is placed afresh: "+pods[lost].Name+" cannot restart in place"
+			}
+		}
+	}
 	var f fallbacks
-	for _, pod := range c.pods.Current() {
-		ok, whyNot := c.restartsInPlace(topology.Find(c.job, pod.Labels[musterv1.LabelRole]), pod)
-		if !ok {
+	for i, pod := range pods {
+		if !inPlace[i] {
 			out.deletePod(pod, "new attempt")
-			if whyNot != "" {
+			if whyNot[i] != "" {
 				// Re-created though its role restarts in place.
-				f.add(pod, whyNot)
+				f.add(pod, whyNot[i])
 			}
 			continue
 		}

@@ -18,8 +18,9 @@ import (
 type Gang struct {
 	// Backend is the backend in force (gang.Resolve).
 	Backend musterv1.GangBackend
-	// Attempt is the attempt whose gang object was looked for, and
-	// MinAvailable the gang's size.
+	// Attempt is the attempt whose gang object was looked for (the one
+	// placing the job's current attempt, gang.Placing), and MinAvailable
+	// the gang's size.
 	Attempt      int32
 	MinAvailable int32
 	// Exists is whether that attempt's gang object exists, and State what
@@ -49,7 +50,8 @@ func applyGang(g *Gang, job *musterv1.TrainingJob, pods []*corev1.Pod, res *Resu
 	if g.Backend == musterv1.GangNone || isFinished(st) || st.IsTrue(musterv1.ConditionSuspended) {
 		return
 	}
-	name := gang.GroupName(job.Name, st.Attempt)
+	placing := gang.Placing(job.Name, st)
+	name := gang.GroupName(job.Name, placing)
 	placed := st.IsTrue(musterv1.ConditionGangScheduled) && st.Scheduling.PodGroup == name
 	st.Scheduling.PodGroup, st.Scheduling.MinAvailable = name, g.MinAvailable
 	set := func(ok bool, reason musterv1.ConditionReason, msg string) {
@@ -65,7 +67,7 @@ func applyGang(g *Gang, job *musterv1.TrainingJob, pods []*corev1.Pod, res *Resu
 		res.CreatePods = nil
 		set(false, g.BlockedReason, g.Blocked)
 		return
-	case !g.Exists || g.Attempt != st.Attempt:
+	case !g.Exists || g.Attempt != placing:
 		res.CreatePods = nil
 		set(false, musterv1.ReasonGangPending, fmt.Sprintf("creating %s gang object %s", g.Backend, name))
 		return

@@ -27,9 +27,14 @@ func (w *world) trainingFails(name string, code int32) {
 	kubelet.RestartedAlone(w.pods[name], code, w.now)
 }
 
-func inPlaceWorld(t *testing.T, job *musterv1.TrainingJob) *world {
+// inPlaceWorld runs job, made to restart in place, until every pod runs;
+// configure sets up the world before the first plan.
+func inPlaceWorld(t *testing.T, job *musterv1.TrainingJob, configure ...func(*world)) *world {
 	w := newWorld(t, job)
 	w.inPlace = InPlaceSupport{WatcherImage: "muster:test", Default: musterv1.RestartModeInPlace}
+	for _, c := range configure {
+		c(w)
+	}
 	w.step()
 	for name := range w.pods {
 		w.kubeletRuns(name)
@@ -143,6 +148,83 @@ func TestAPodThatCannotRestartInPlaceIsRecreatedAlone(t *testing.T) {
 	if !found {
 		t.Errorf("the restart's event must name the re-created pod: %+v", res.Events)
 	}
+}
+
+// A job with a gang backend keeps the gang that placed its pods while
+// they all restart in place: they never leave their nodes. When one cannot
+// (it ended, its node is lost, it was preempted), the whole gang is
+// re-created and placed afresh by a new gang, never half in the old one,
+// as a job that re-creates its pods always is.
+func TestAGangBackendKeepsItsGangThroughAnInPlaceRestart(t *testing.T) {
+	job := func(mode musterv1.RestartMode) *musterv1.TrainingJob {
+		j := testutil.MakeJob("j", "ns").UID("j").Role("w", 3).RestartPolicy(musterv1.RestartPolicyOnFailure).
+			RestartScope(musterv1.RestartScopeJob).BackoffLimit(3).WithDefaults().Obj()
+		j.Spec.FailurePolicy.RestartMode = mode
+		return j
+	}
+	volcano := func(w *world) { w.gang = musterv1.GangVolcano }
+	placedBy := func(w *world, want string) {
+		t.Helper()
+		st := w.job.Status
+		if st.Scheduling == nil || st.Scheduling.PodGroup != want || !st.IsTrue(musterv1.ConditionGangScheduled) {
+			t.Fatalf("attempt %d: want the gang %s placed, got %+v, conditions %+v", st.Attempt, want, st.Scheduling, st.Conditions)
+		}
+	}
+
+	w := inPlaceWorld(t, job(musterv1.RestartModeInPlace), volcano)
+	placedBy(w, "j-0")
+	w.trainingFails("j-w-1", 3)
+	if res := w.step(); len(res.RestartPods) != 3 || len(res.DeletePods) != 0 {
+		t.Fatalf("want every pod restarted in place, got restarts %+v deletes %+v", res.RestartPods, res.DeletePods)
+	}
+	placedBy(w, "j-0")
+	for name := range w.pods {
+		w.kubeletRuns(name)
+	}
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseRunning || w.job.Status.Attempt != 1 {
+		t.Fatalf("phase %s, attempt %d", w.job.Status.Phase, w.job.Status.Attempt)
+	}
+	placedBy(w, "j-0")
+
+	// j-w-2 ends (its restart watcher's record stays, as the kubelet
+	// keeps it): an ended pod cannot restart in place.
+	watcher := w.pods["j-w-2"].Status.InitContainerStatuses
+	w.exit("j-w-2", 1)
+	w.pods["j-w-2"].Status.InitContainerStatuses = watcher
+	res := w.step()
+	for i := 0; len(res.DeletePods) == 0 && len(res.RestartPods) == 0 && i < 5; i++ {
+		w.now = w.now.Add(time.Minute) // the back-off between attempts
+		res = w.step()
+	}
+
+	if len(res.RestartPods) != 0 || len(res.DeletePods) != 3 {
+		t.Fatalf("one pod cannot restart in place: want the whole gang re-created, got restarts %+v deletes %+v", res.RestartPods, res.DeletePods)
+	}
+	rec := res.Status.Attempts[len(res.Status.Attempts)-1].PodRestarts
+	if rec == nil || rec.InPlace != 0 || rec.Recreated != 3 || !strings.Contains(rec.Message, "its gang is placed afresh: j-w-2 cannot restart in place") {
+		t.Errorf("record = %+v", rec)
+	}
+	for range 3 {
+		w.step()
+	}
+	if len(w.pods) != 3 || w.job.Status.Attempt != 2 {
+		t.Fatalf("attempt %d with %d pods, want 3 new pods of attempt 2", w.job.Status.Attempt, len(w.pods))
+	}
+	placedBy(w, "j-2")
+
+	w = newWorld(t, job(musterv1.RestartModeRecreate))
+	volcano(w)
+	w.runAll()
+	placedBy(w, "j-0")
+	w.exit("j-w-1", 1)
+	for range 3 {
+		w.step()
+	}
+	if w.job.Status.Attempt != 1 {
+		t.Fatalf("attempt %d, want 1", w.job.Status.Attempt)
+	}
+	placedBy(w, "j-1")
 }
 
 // A task that restarts alone restarts in place into its next instance,

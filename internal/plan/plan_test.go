@@ -14,6 +14,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
+	"github.com/muster-dev/muster/internal/gang"
 	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/testutil"
 )
@@ -37,6 +38,10 @@ type world struct {
 	secrets []string
 	// inPlace is what the operator offers for restarting in place.
 	inPlace InPlaceSupport
+	// gang is the job's gang backend, None for none: its gang object
+	// exists, admits the pods and places them as soon as a plan asks for
+	// it, as a scheduler with room for the gang would.
+	gang musterv1.GangBackend
 }
 
 func newWorld(t *testing.T, job *musterv1.TrainingJob) *world {
@@ -51,7 +56,8 @@ func (w *world) planOn(view map[string]*corev1.Pod) Result {
 	summarizeStatus = !w.full
 	defer func() { summarizeStatus = true }()
 	pods := podList(view)
-	res := Plan(Input{Job: w.job.DeepCopy(), Pods: pods, HasService: true, Now: w.now, SSHSecret: w.unrecordedSecret(), InPlace: w.inPlace})
+	res := Plan(Input{Job: w.job.DeepCopy(), Pods: pods, HasService: true, Now: w.now, SSHSecret: w.unrecordedSecret(), InPlace: w.inPlace,
+		Gang: w.gangObject()})
 	// The operator gives Plan its cache's own pods, not copies: a plan
 	// must leave them as they were.
 	for _, p := range pods {
@@ -62,6 +68,16 @@ func (w *world) planOn(view map[string]*corev1.Pod) Result {
 		}
 	}
 	return res
+}
+
+// gangObject is the job's gang as the controller would observe it: the
+// gang object placing its current attempt exists and admits its pods.
+func (w *world) gangObject() *Gang {
+	if w.gang == "" || w.gang == musterv1.GangNone {
+		return nil
+	}
+	return &Gang{Backend: w.gang, Attempt: gang.Placing(w.job.Name, &w.job.Status), MinAvailable: gang.MinSize(w.job),
+		Exists: true, State: gang.State{Admitted: true, Scheduled: new(true)}}
 }
 
 // unrecordedSecret is the newest SSH Secret made, while the job's status

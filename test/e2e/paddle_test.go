@@ -14,6 +14,8 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
@@ -103,4 +105,58 @@ func TestKilledParameterServerRestartsThePaddleJob(t *testing.T) {
 	g.Expect(got.Status.Attempts).NotTo(gomega.BeEmpty())
 	g.Expect(got.Status.Attempts[0].Completion.Reason).To(gomega.Equal(musterv1.ReasonJobRestarting))
 	g.Expect(got.Status.Completion.Reason).To(gomega.Equal(musterv1.ReasonPolicyCompleted))
+}
+
+// The same job restarting in place under Volcano: the killed parameter
+// server's container is restarted alone by its rule, the rule restarts
+// the job, and every pod moves into the new attempt where it stands,
+// keeping the Volcano gang that placed it; the job trains to the end.
+func TestAVolcanoPaddleJobRestartsInPlace(t *testing.T) {
+	hostCPU.shared(t)
+	g := gomega.NewWithT(t)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
+	job := paddleExample(g, ns)
+	job.Spec.FailurePolicy.RestartMode = musterv1.RestartModeInPlace
+	for i := range job.Spec.Roles {
+		ctr := &job.Spec.Roles[i].Template.Spec.Containers[0]
+		ctr.Env = slices.DeleteFunc(ctr.Env, func(e corev1.EnvVar) bool { return e.Name == "STEPS" })
+		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "STEPS", Value: "40"}, corev1.EnvVar{Name: "STEP_SECONDS", Value: "0.25"})
+	}
+	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
+
+	g.Eventually(func() (string, error) {
+		raw, err := cs.CoreV1().Pods(ns).GetLogs("ctr-volcano-trainer-0", &corev1.PodLogOptions{Container: "trainer"}).Do(context.Background()).Raw()
+		return string(raw), err
+	}, jobTimeout, 500*time.Millisecond).Should(gomega.ContainSubstring("batch: 10 "), "the first attempt is training")
+	before := map[string]types.UID{}
+	var pods corev1.PodList
+	g.Expect(c.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{musterv1.LabelJobName: "ctr-volcano"})).To(gomega.Succeed())
+	for _, p := range pods.Items {
+		before[p.Name] = p.UID
+	}
+	g.Expect(before).To(gomega.HaveLen(4))
+	pids := testutil.PodProcesses(ns, "ctr-volcano-pserver-0")
+	g.Expect(pids).NotTo(gomega.BeEmpty())
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+
+	// Every pod runs the new attempt where it stood: the same pods, moved.
+	g.Eventually(func(g gomega.Gomega) {
+		var pods corev1.PodList
+		g.Expect(c.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{musterv1.LabelJobName: "ctr-volcano"})).To(gomega.Succeed())
+		g.Expect(pods.Items).To(gomega.HaveLen(4))
+		for _, p := range pods.Items {
+			g.Expect(p.UID).To(gomega.Equal(before[p.Name]), "%s must not be re-created", p.Name)
+			g.Expect(p.Labels[musterv1.LabelJobAttempt]).NotTo(gomega.Equal("0"), "%s", p.Name)
+		}
+	}, jobTimeout, 500*time.Millisecond).Should(gomega.Succeed())
+
+	got := framework.WaitJob(g, c, ns, "ctr-volcano", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
+	g.Expect(got.Status.Attempt).To(gomega.BeNumerically(">=", 1))
+	g.Expect(got.Status.Completion.Reason).To(gomega.Equal(musterv1.ReasonPolicyCompleted))
+	g.Expect(got.Status.Attempts[0].PodRestarts).NotTo(gomega.BeNil())
+	g.Expect(got.Status.Attempts[0].PodRestarts.InPlace).To(gomega.Equal(int32(4)), "attempt 0: %+v", got.Status.Attempts[0])
+	g.Expect(got.Status.Scheduling.PodGroup).To(gomega.Equal("ctr-volcano-0"), "the gang that placed the pods places the attempts they restarted into")
 }
