@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -345,7 +346,7 @@ func (b *bench) floorSide(ctx context.Context, s *scenario) error {
 func (b *bench) floorReplacements(ctx context.Context, ns string, s *scenario, jobs map[string]*musterv1.TrainingJob) error {
 	stop := make(chan struct{})
 	defer close(stop)
-	if err := b.recreateOnDelete(ns, jobs, stop); err != nil {
+	if err := b.recreateOnDelete(ns, jobs, false, stop); err != nil {
 		return err
 	}
 	var err error
@@ -431,19 +432,36 @@ func sameAsMusterPod(job *musterv1.TrainingJob, index int) *corev1.Pod {
 }
 
 // recreateOnDelete is the floor's replacement: the plain client makes a
-// pod again as soon as its watch sees it gone.
-func (b *bench) recreateOnDelete(ns string, jobs map[string]*musterv1.TrainingJob, stop <-chan struct{}) error {
+// pod again as soon as its watch sees it gone. With wholeGang, the first
+// pod it sees failed has it delete every pod of ns at once (grace 0, with
+// its creators): a plain client's restart of a whole gang.
+func (b *bench) recreateOnDelete(ns string, jobs map[string]*musterv1.TrainingJob, wholeGang bool, stop <-chan struct{}) error {
 	f := informers.NewSharedInformerFactoryWithOptions(b.floorCS, 0, informers.WithNamespace(ns))
 	inf := f.Core().V1().Pods().Informer()
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
-		pod := deletedPod(obj)
-		if pod == nil {
-			return
-		}
-		go func() {
-			_, _ = b.floorCS.CoreV1().Pods(ns).Create(context.Background(), b.floorPod(jobs[pod.Labels[jobLabel]], podIndex(pod.Name)), metav1.CreateOptions{})
-		}()
-	}})
+	var restarted atomic.Bool
+	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, cur any) {
+			p, ok := cur.(*corev1.Pod)
+			if !wholeGang || !ok || p.Status.Phase != corev1.PodFailed || !restarted.CompareAndSwap(false, true) {
+				return
+			}
+			all := inf.GetStore().List()
+			go workqueue.ParallelizeUntil(context.Background(), floorCreators, len(all), func(i int) {
+				if p, ok := all[i].(*corev1.Pod); ok {
+					_ = deletePodNow(context.Background(), b.floorCS, ns, p.Name)
+				}
+			})
+		},
+		DeleteFunc: func(obj any) {
+			pod := deletedPod(obj)
+			if pod == nil {
+				return
+			}
+			go func() {
+				_, _ = b.floorCS.CoreV1().Pods(ns).Create(context.Background(), b.floorPod(jobs[pod.Labels[jobLabel]], podIndex(pod.Name)), metav1.CreateOptions{})
+			}()
+		},
+	})
 	if err != nil {
 		return err
 	}

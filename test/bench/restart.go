@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
@@ -214,57 +212,18 @@ func (b *bench) floorRestart(ctx context.Context, pods int, out *restartSide) er
 	if _, err := b.track.wait(ctx, ns, start, pods, 30*time.Minute); err != nil {
 		return err
 	}
+	// The client watches until the restart is timed, not while the
+	// namespace goes.
 	stop := make(chan struct{})
-	defer close(stop)
-	if err := b.restartGangOnFailure(ns, job, stop); err != nil {
-		return err
+	err := b.recreateOnDelete(ns, map[string]*musterv1.TrainingJob{job.Name: job}, true, stop)
+	if err == nil {
+		err = b.measureRestart(ctx, ns, pods, out, func() error { return b.failPod(ctx, ns, job.Name+"-worker-1") })
 	}
-	if err := b.measureRestart(ctx, ns, pods, out, func() error { return b.failPod(ctx, ns, job.Name+"-worker-1") }); err != nil {
-		return err
-	}
-	return b.deleteNamespace(ctx, ns)
-}
-
-// restartGangOnFailure is the floor's whole-gang restart: when its watch
-// first sees a pod of ns failed, it deletes every pod, grace 0, with its
-// creators, and makes each again as soon as it sees it gone.
-func (b *bench) restartGangOnFailure(ns string, job *musterv1.TrainingJob, stop <-chan struct{}) error {
-	f := informers.NewSharedInformerFactoryWithOptions(b.floorCS, 0, informers.WithNamespace(ns))
-	inf := f.Core().V1().Pods().Informer()
-	var restarted atomic.Bool
-	restart := func(failed *corev1.Pod) {
-		if failed.Status.Phase != corev1.PodFailed || !restarted.CompareAndSwap(false, true) {
-			return
-		}
-		all := inf.GetStore().List()
-		go workqueue.ParallelizeUntil(context.Background(), floorCreators, len(all), func(i int) {
-			if p, ok := all[i].(*corev1.Pod); ok {
-				_ = deletePodNow(context.Background(), b.floorCS, ns, p.Name)
-			}
-		})
-	}
-	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		UpdateFunc: func(_, cur any) {
-			if p, ok := cur.(*corev1.Pod); ok {
-				restart(p)
-			}
-		},
-		DeleteFunc: func(obj any) {
-			if pod := deletedPod(obj); pod != nil {
-				go func() {
-					_, _ = b.floorCS.CoreV1().Pods(ns).Create(context.Background(), b.floorPod(job, podIndex(pod.Name)), metav1.CreateOptions{})
-				}()
-			}
-		},
-	})
+	close(stop)
 	if err != nil {
 		return err
 	}
-	f.Start(stop)
-	if !cache.WaitForCacheSync(stop, inf.HasSynced) {
-		return fmt.Errorf("the floor's pod watch did not sync")
-	}
-	return nil
+	return b.deleteNamespace(ctx, ns)
 }
 
 // deletedPod is the pod a watch's delete event carries, or nil.

@@ -81,24 +81,8 @@ func TestKilledParameterServerRestartsThePaddleJob(t *testing.T) {
 	g := gomega.NewWithT(t)
 	c := cluster.Client
 	ns := cluster.Namespace(t, g)
-	job := paddleExample(g, ns)
-	for i := range job.Spec.Roles {
-		ctr := &job.Spec.Roles[i].Template.Spec.Containers[0]
-		// 40 steps of a quarter second: long enough to be cut short.
-		ctr.Env = slices.DeleteFunc(ctr.Env, func(e corev1.EnvVar) bool { return e.Name == "STEPS" })
-		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "STEPS", Value: "40"}, corev1.EnvVar{Name: "STEP_SECONDS", Value: "0.25"})
-	}
-	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
-
-	g.Eventually(func() (string, error) {
-		raw, err := cs.CoreV1().Pods(ns).GetLogs("ctr-volcano-trainer-0", &corev1.PodLogOptions{Container: "trainer"}).Do(context.Background()).Raw()
-		return string(raw), err
-	}, jobTimeout, 500*time.Millisecond).Should(gomega.ContainSubstring("batch: 10 "), "the first attempt is training")
-	pids := testutil.PodProcesses(ns, "ctr-volcano-pserver-0")
-	g.Expect(pids).NotTo(gomega.BeEmpty())
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
+	g.Expect(c.Create(context.Background(), longPaddleExample(g, ns))).To(gomega.Succeed())
+	killParameterServerMidRun(g, ns)
 
 	got := framework.WaitJob(g, c, ns, "ctr-volcano", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
 	g.Expect(got.Status.Attempt).To(gomega.Equal(int32(1)), "one new attempt")
@@ -116,31 +100,11 @@ func TestAVolcanoPaddleJobRestartsInPlace(t *testing.T) {
 	g := gomega.NewWithT(t)
 	c := cluster.Client
 	ns := cluster.Namespace(t, g)
-	job := paddleExample(g, ns)
+	job := longPaddleExample(g, ns)
 	job.Spec.FailurePolicy.RestartMode = musterv1.RestartModeInPlace
-	for i := range job.Spec.Roles {
-		ctr := &job.Spec.Roles[i].Template.Spec.Containers[0]
-		ctr.Env = slices.DeleteFunc(ctr.Env, func(e corev1.EnvVar) bool { return e.Name == "STEPS" })
-		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "STEPS", Value: "40"}, corev1.EnvVar{Name: "STEP_SECONDS", Value: "0.25"})
-	}
 	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
-
-	g.Eventually(func() (string, error) {
-		raw, err := cs.CoreV1().Pods(ns).GetLogs("ctr-volcano-trainer-0", &corev1.PodLogOptions{Container: "trainer"}).Do(context.Background()).Raw()
-		return string(raw), err
-	}, jobTimeout, 500*time.Millisecond).Should(gomega.ContainSubstring("batch: 10 "), "the first attempt is training")
-	before := map[string]types.UID{}
-	var pods corev1.PodList
-	g.Expect(c.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{musterv1.LabelJobName: "ctr-volcano"})).To(gomega.Succeed())
-	for _, p := range pods.Items {
-		before[p.Name] = p.UID
-	}
+	before := killParameterServerMidRun(g, ns)
 	g.Expect(before).To(gomega.HaveLen(4))
-	pids := testutil.PodProcesses(ns, "ctr-volcano-pserver-0")
-	g.Expect(pids).NotTo(gomega.BeEmpty())
-	for _, pid := range pids {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-	}
 
 	// Every pod runs the new attempt where it stood: the same pods, moved.
 	g.Eventually(func(g gomega.Gomega) {
@@ -159,4 +123,38 @@ func TestAVolcanoPaddleJobRestartsInPlace(t *testing.T) {
 	g.Expect(got.Status.Attempts[0].PodRestarts).NotTo(gomega.BeNil())
 	g.Expect(got.Status.Attempts[0].PodRestarts.InPlace).To(gomega.Equal(int32(4)), "attempt 0: %+v", got.Status.Attempts[0])
 	g.Expect(got.Status.Scheduling.PodGroup).To(gomega.Equal("ctr-volcano-0"), "the gang that placed the pods places the attempts they restarted into")
+}
+
+// longPaddleExample is paddleExample training 40 steps of a quarter
+// second: long enough to be cut short.
+func longPaddleExample(g gomega.Gomega, ns string) *musterv1.TrainingJob {
+	job := paddleExample(g, ns)
+	for i := range job.Spec.Roles {
+		ctr := &job.Spec.Roles[i].Template.Spec.Containers[0]
+		ctr.Env = slices.DeleteFunc(ctr.Env, func(e corev1.EnvVar) bool { return e.Name == "STEPS" })
+		ctr.Env = append(ctr.Env, corev1.EnvVar{Name: "STEPS", Value: "40"}, corev1.EnvVar{Name: "STEP_SECONDS", Value: "0.25"})
+	}
+	return job
+}
+
+// killParameterServerMidRun waits until the first trainer is training,
+// then kills every process of the first parameter server, and returns the
+// job's pods' UIDs from just before, by name.
+func killParameterServerMidRun(g gomega.Gomega, ns string) map[string]types.UID {
+	g.Eventually(func() (string, error) {
+		raw, err := cs.CoreV1().Pods(ns).GetLogs("ctr-volcano-trainer-0", &corev1.PodLogOptions{Container: "trainer"}).Do(context.Background()).Raw()
+		return string(raw), err
+	}, jobTimeout, 500*time.Millisecond).Should(gomega.ContainSubstring("batch: 10 "), "the first attempt is training")
+	before := map[string]types.UID{}
+	var pods corev1.PodList
+	g.Expect(cluster.Client.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{musterv1.LabelJobName: "ctr-volcano"})).To(gomega.Succeed())
+	for _, p := range pods.Items {
+		before[p.Name] = p.UID
+	}
+	pids := testutil.PodProcesses(ns, "ctr-volcano-pserver-0")
+	g.Expect(pids).NotTo(gomega.BeEmpty())
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return before
 }
