@@ -74,8 +74,9 @@ func (r *Reconciler) observeGang(ctx context.Context, job *musterv1.TrainingJob)
 
 // syncGang makes the gang objects of the attempt the plan runs (or of the
 // one whose gang still places it, gang.Placing), before any of its pods,
-// and deletes the job's other groups: those of earlier attempts, and all of them once the job has finished or is suspended, so
-// a queue holds nothing for a job that runs nothing. It returns the gang
+// and deletes the job's other groups: those of earlier attempts, and all
+// of them once the job has finished or is suspended, so a queue holds
+// nothing for a job that runs nothing. It returns the gang
 // the plan's pods join, nil for none.
 func (r *Reconciler) syncGang(ctx context.Context, job *musterv1.TrainingJob, groups []client.Object, res plan.Result) (*gang.Gang, error) {
 	b, backend := r.gangOf(job)

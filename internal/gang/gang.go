@@ -7,9 +7,9 @@
 // An attempt whose pods are made anew gets a gang object of its own, named
 // <job>-<attempt>, made before any of them: a job restarted by re-creating
 // its pods is placed afresh, never half in an old gang. An attempt whose
-// pods moved into it in place keeps the gang that placed them (Placing):
-// they never left their nodes, and a pod re-created among them joins the
-// gang its peers still hold.
+// pods all moved into it in place keeps the gang that placed them
+// (Placing): they never left their nodes, and the planner moves a gang's
+// pods in place all together or not at all.
 package gang
 
 import (
@@ -110,9 +110,9 @@ func MinSize(job *musterv1.TrainingJob) int32 {
 }
 
 // Placing is the attempt whose gang object places the pods of the
-// status's current attempt: that attempt's own, unless some of the pods
-// of the attempt before moved into it in place, which keep the gang that
-// placed them, the one status.scheduling.podGroup names.
+// status's current attempt: that attempt's own, unless the pods of the
+// attempt before moved into it in place, which keep the gang that placed
+// them, the one status.scheduling.podGroup names.
 func Placing(job string, st *musterv1.TrainingJobStatus) int32 {
 	if !movedInPlace(st) || st.Scheduling == nil {
 		return st.Attempt
