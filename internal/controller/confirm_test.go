@@ -300,7 +300,7 @@ func TestAnInPlaceRestartNeedsAConfirmedCache(t *testing.T) {
 	r := NewReconciler(nil, nil, Options{})
 	job := testutil.MakeJob("j", "ns").Role("w", 1).Obj()
 	job.Status.ObservedGeneration = 1
-	res := &plan.Result{Status: job.Status, RestartPods: []plan.PodRestart{{Name: "j-w-0", UID: "u", Attempt: 1, TaskAttempt: 2, Restarts: "1"}}}
+	res := &plan.Result{Status: job.Status, RestartPods: []plan.PodRestart{{Name: "j-w-0", UID: "u", Attempt: 1, TaskAttempt: 2, Restarts: 1}}}
 	if !r.needsConfirming(job, res) {
 		t.Error("a plan that restarts a pod in place was acted on without a confirmed cache")
 	}

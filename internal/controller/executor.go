@@ -207,8 +207,7 @@ func (r *Reconciler) restartPods(ctx context.Context, job *musterv1.TrainingJob,
 	log := ctrl.LoggerFrom(ctx)
 	now := r.opts.Clock.Now()
 	for _, p := range restarts {
-		asked, _ := strconv.Atoi(p.Restarts)
-		r.expect.expectRestart(job.UID, p.UID, asked, now)
+		r.expect.expectRestart(job.UID, p.UID, int(p.Restarts), now)
 	}
 	return r.writePods(ctx, "restart", len(restarts), func(i int) error {
 		p := restarts[i]
@@ -219,7 +218,7 @@ func (r *Reconciler) restartPods(ctx context.Context, job *musterv1.TrainingJob,
 				musterv1.LabelJobAttempt:  strconv.Itoa(int(p.Attempt)),
 				musterv1.LabelTaskAttempt: strconv.Itoa(int(p.TaskAttempt)),
 			},
-			"annotations": map[string]string{musterv1.AnnotationInPlaceRestarts: p.Restarts},
+			"annotations": map[string]string{musterv1.AnnotationInPlaceRestarts: strconv.Itoa(int(p.Restarts))},
 		}})
 		if err == nil {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: p.Name}}

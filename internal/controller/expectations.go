@@ -13,14 +13,13 @@ import (
 
 // expectations remembers the pod creates, deletes and in-place restarts,
 // and the Service creates, the operator made that its cache has not shown
-// yet. Planning on
-// a cache that lags behind our own writes would create a pod twice or count
-// a failure twice; while a pod expectation is open, the job waits instead.
-// A pod expectation is met by the pod's own events as the cache takes them
-// in (a pod created and deleted again before the job is planned meets its
-// create when it is added, or when it goes), and by what the cache holds
-// when the job is planned. One that is never met (the watch missed the
-// pod's whole life) expires.
+// yet. Planning on a cache that lags behind our own writes would create a
+// pod twice or count a failure twice; while a pod expectation is open, the
+// job waits instead. A pod expectation is met by the pod's own events as
+// the cache takes them in (a pod created and deleted again before the job
+// is planned meets its create when it is added, or when it goes), and by
+// what the cache holds when the job is planned. One that is never met (the
+// watch missed the pod's whole life) expires.
 type expectations struct {
 	mu      sync.Mutex
 	timeout time.Duration

@@ -46,7 +46,7 @@ type PodRestart struct {
 	Attempt, TaskAttempt int32
 	// Restarts is the new value of its muster.dev/in-place-restarts
 	// annotation.
-	Restarts string
+	Restarts int32
 	Reason   string
 }
 

@@ -75,7 +75,7 @@ func TestAGangRestartsInPlace(t *testing.T) {
 		t.Fatalf("want all 3 pods restarted in place, got %+v", res.RestartPods)
 	}
 	for _, r := range res.RestartPods {
-		if r.Attempt != 1 || r.TaskAttempt != 2 || r.Restarts != "1" {
+		if r.Attempt != 1 || r.TaskAttempt != 2 || r.Restarts != 1 {
 			t.Errorf("%s: want attempt 1, task attempt 2, restarts 1, got %+v", r.Name, r)
 		}
 	}

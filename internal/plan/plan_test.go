@@ -122,7 +122,7 @@ func (w *world) step() Result {
 		if p := w.pods[r.Name]; p != nil && p.UID == r.UID {
 			p.Labels[musterv1.LabelJobAttempt] = strconv.Itoa(int(r.Attempt))
 			p.Labels[musterv1.LabelTaskAttempt] = strconv.Itoa(int(r.TaskAttempt))
-			p.Annotations[musterv1.AnnotationInPlaceRestarts] = r.Restarts
+			p.Annotations[musterv1.AnnotationInPlaceRestarts] = strconv.Itoa(int(r.Restarts))
 		}
 	}
 	for _, p := range res.CreatePods {

@@ -510,7 +510,7 @@ func (s *sim) restartInPlace(r PodRestart) {
 	}
 	p.Labels[musterv1.LabelJobAttempt] = strconv.Itoa(int(r.Attempt))
 	p.Labels[musterv1.LabelTaskAttempt] = strconv.Itoa(int(r.TaskAttempt))
-	p.Annotations[musterv1.AnnotationInPlaceRestarts] = r.Restarts
+	p.Annotations[musterv1.AnnotationInPlaceRestarts] = strconv.Itoa(int(r.Restarts))
 	s.made[p.Name] = append(s.made[p.Name], madePod{uid: p.UID, attempt: r.TaskAttempt})
 }
 

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/testutil/kubelet"
 )
 
 // restartScenario is one gang of pods of which one member fails, restarted
@@ -141,12 +142,7 @@ func (b *bench) measureRestart(ctx context.Context, ns string, pods int, out *re
 // exit 1 and be restarted alone, as its restart rule has the kubelet do:
 // the exit stays in its last state and the pod runs on.
 func (b *bench) failInPlace(ctx context.Context, ns, name string) error {
-	return b.updatePodStatus(ctx, ns, name, func(p *corev1.Pod) {
-		c := &p.Status.ContainerStatuses[0]
-		c.RestartCount++
-		c.LastTerminationState.Terminated = &corev1.ContainerStateTerminated{ExitCode: 1, Reason: "Error",
-			FinishedAt: metav1.Now()}
-	})
+	return b.updatePodStatus(ctx, ns, name, func(p *corev1.Pod) { kubelet.RestartedAlone(p, 1, time.Now()) })
 }
 
 // failPod has a pod's training container exit 1, which ends the pod (its

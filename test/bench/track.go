@@ -14,7 +14,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
-	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/plan/observe"
 )
 
 // tracker records, from a watch, when each pod was first seen and first
@@ -106,10 +106,8 @@ type asked struct {
 
 func instanceOf(pod *corev1.Pod) instance {
 	in := instance{uid: pod.UID}
-	for _, s := range pod.Status.InitContainerStatuses {
-		if s.Name == objects.RestartWatcherName {
-			in.restarts = s.RestartCount
-		}
+	if w := observe.WatcherStatus(pod); w != nil {
+		in.restarts = w.RestartCount
 	}
 	return in
 }

@@ -11,7 +11,6 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
@@ -35,24 +34,7 @@ func TestAGangRestartsInPlace(t *testing.T) {
 	job := testutil.MakeJob("ip", ns).Role("worker", 3).RestartPolicy(musterv1.RestartPolicyOnFailure).
 		RestartScope(musterv1.RestartScopeJob).BackoffLimit(3).
 		Template(python(script, marker+"-{{MUSTER_TASK_INDEX}}")).Obj()
-	job.Spec.FailurePolicy.RestartMode = musterv1.RestartModeInPlace
-	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
-	framework.WaitJob(g, c, ns, "ip", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
-
-	type placed struct {
-		uid types.UID
-		ip  string
-	}
-	before := map[string]placed{}
-	for i := range 3 {
-		var pod corev1.Pod
-		name := fmt.Sprintf("ip-worker-%d", i)
-		g.Eventually(func(g gomega.Gomega) {
-			g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &pod)).To(gomega.Succeed())
-			g.Expect(pod.Status.PodIP).NotTo(gomega.BeEmpty())
-		}, time.Minute, 500*time.Millisecond).Should(gomega.Succeed())
-		before[name] = placed{pod.UID, pod.Status.PodIP}
-	}
+	before := startInPlace(g, job, 3)
 
 	// An end in the second its run began is taken for the run before's
 	// (observe.InPlaceFailure): kill in a later second, as a real failure
@@ -78,8 +60,8 @@ func TestAGangRestartsInPlace(t *testing.T) {
 	for name, was := range before {
 		var pod corev1.Pod
 		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &pod)).To(gomega.Succeed())
-		g.Expect(pod.UID).To(gomega.Equal(was.uid), "%s must not be re-created", name)
-		g.Expect(pod.Status.PodIP).To(gomega.Equal(was.ip), "%s keeps its address", name)
+		g.Expect(pod.UID).To(gomega.Equal(was.UID), "%s must not be re-created", name)
+		g.Expect(pod.Status.PodIP).To(gomega.Equal(was.Status.PodIP), "%s keeps its address", name)
 		g.Eventually(func() (string, error) {
 			raw, err := cs.CoreV1().Pods(ns).GetLogs(name, &corev1.PodLogOptions{Container: pod.Spec.Containers[0].Name}).Do(context.Background()).Raw()
 			return string(raw), err
@@ -96,32 +78,46 @@ func TestAPodDeletedByHandIsRecreatedAndTheRestRestartInPlace(t *testing.T) {
 	ns := cluster.Namespace(t, g)
 	job := testutil.MakeJob("del", ns).Role("worker", 3).RestartPolicy(musterv1.RestartPolicyOnFailure).
 		RestartScope(musterv1.RestartScopeJob).BackoffLimit(3).Template(python("import time; time.sleep(600)")).Obj()
-	job.Spec.FailurePolicy.RestartMode = musterv1.RestartModeInPlace
-	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
-	framework.WaitJob(g, c, ns, "del", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
-	before := map[string]types.UID{}
-	for i := range 3 {
-		var pod corev1.Pod
-		name := fmt.Sprintf("del-worker-%d", i)
-		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &pod)).To(gomega.Succeed())
-		before[name] = pod.UID
-	}
+	before := startInPlace(g, job, 3)
 	g.Expect(c.Delete(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "del-worker-0"}})).To(gomega.Succeed())
 
 	framework.WaitJob(g, c, ns, "del", jobTimeout, func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		g.Expect(j.Status.Attempt).To(gomega.Equal(int32(1)))
 		g.Expect(j.Status.Phase).To(gomega.Equal(musterv1.PhaseRunning))
 	})
-	for name, uid := range before {
+	for name, was := range before {
 		var pod corev1.Pod
 		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &pod)).To(gomega.Succeed())
 		if name == "del-worker-0" {
-			g.Expect(pod.UID).NotTo(gomega.Equal(uid), "the deleted pod is re-created")
+			g.Expect(pod.UID).NotTo(gomega.Equal(was.UID), "the deleted pod is re-created")
 			continue
 		}
-		g.Expect(pod.UID).To(gomega.Equal(uid), "%s restarts in place", name)
+		g.Expect(pod.UID).To(gomega.Equal(was.UID), "%s restarts in place", name)
 		g.Expect(pod.Labels).To(gomega.HaveKeyWithValue(musterv1.LabelJobAttempt, "1"))
 	}
+}
+
+// startInPlace creates job, made to restart in place, waits until it runs
+// and its pods, all of them, have their addresses, and returns them by
+// name: what a test compares each pod with after the restart.
+func startInPlace(g *gomega.WithT, job *musterv1.TrainingJob, pods int) map[string]corev1.Pod {
+	c := cluster.Client
+	job.Spec.FailurePolicy.RestartMode = musterv1.RestartModeInPlace
+	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
+	framework.WaitJob(g, c, job.Namespace, job.Name, jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
+	byName := map[string]corev1.Pod{}
+	g.Eventually(func(g gomega.Gomega) {
+		var list corev1.PodList
+		g.Expect(c.List(context.Background(), &list, client.InNamespace(job.Namespace),
+			client.MatchingLabels{musterv1.LabelJobName: job.Name})).To(gomega.Succeed())
+		g.Expect(list.Items).To(gomega.HaveLen(pods))
+		clear(byName)
+		for _, p := range list.Items {
+			g.Expect(p.Status.PodIP).NotTo(gomega.BeEmpty(), "%s has no address yet", p.Name)
+			byName[p.Name] = p
+		}
+	}, time.Minute, 500*time.Millisecond).Should(gomega.Succeed())
+	return byName
 }
 
 // ddpResume trains a small DDP model over gloo, one epoch at a time, and
@@ -171,26 +167,17 @@ func TestAStaticPyTorchGangRestartsInPlaceAndResumes(t *testing.T) {
 	job := testutil.MakeJob("ddp", ns).PyTorch().
 		Role("master", 1).RestartPolicy(musterv1.RestartPolicyOnFailure).RestartScope(musterv1.RestartScopeJob).Template(withCheckpoint).
 		Role("worker", 3).RestartPolicy(musterv1.RestartPolicyOnFailure).RestartScope(musterv1.RestartScopeJob).Template(withCheckpoint).BackoffLimit(3).Obj()
-	job.Spec.FailurePolicy.RestartMode = musterv1.RestartModeInPlace
-	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
+	before := startInPlace(g, job, 4)
 	masterLog := func() string { out, _ := framework.PodLog(cs, ns, "ddp-master-0", "main"); return out }
 	g.Eventually(masterLog, jobTimeout, 500*time.Millisecond).Should(gomega.ContainSubstring("epoch=5 world=4"))
-
-	before := map[string]types.UID{}
-	var pods corev1.PodList
-	g.Expect(c.List(context.Background(), &pods, client.InNamespace(ns), client.MatchingLabels{musterv1.LabelJobName: "ddp"})).To(gomega.Succeed())
-	for _, p := range pods.Items {
-		before[p.Name] = p.UID
-	}
-	g.Expect(before).To(gomega.HaveLen(4))
 	g.Expect(syscall.Kill(hostPID(g, marker+"-worker-1"), syscall.SIGKILL)).To(gomega.Succeed())
 
 	got := framework.WaitJob(g, c, ns, "ddp", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
 	g.Expect(got.Status.Attempt).To(gomega.BeNumerically(">=", 1))
-	for name, uid := range before {
+	for name, was := range before {
 		var p corev1.Pod
 		g.Expect(c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &p)).To(gomega.Succeed())
-		g.Expect(p.UID).To(gomega.Equal(uid), "%s must not be re-created", name)
+		g.Expect(p.UID).To(gomega.Equal(was.UID), "%s must not be re-created", name)
 	}
 	out := masterLog()
 	var resumed, attempt int

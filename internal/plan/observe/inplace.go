@@ -55,13 +55,13 @@ func InPlaceOf(pod *corev1.Pod) InPlaceRun {
 // more restart than it did or was asked, whichever is more. Asked again
 // from the same view of the pod, it is the same value: a plan that repeats
 // an ask that already landed asks nothing more.
-func NextInPlaceRestart(pod *corev1.Pod) string {
+func NextInPlaceRestart(pod *corev1.Pod) int32 {
 	asked, _ := AskedRestarts(pod)
-	if done := int(doneRestarts(pod)); done >= asked {
-		return strconv.Itoa(done + 1)
+	if done := doneRestarts(pod); int(done) >= asked {
+		return done + 1
 	}
 	// The last ask is not done yet: the new labels ride on it.
-	return strconv.Itoa(asked)
+	return int32(asked)
 }
 
 // InPlaceFailure is, for a pod that runs its current run, how that run
@@ -85,7 +85,7 @@ func InPlaceFailure(pod *corev1.Pod) *corev1.Pod {
 	if InPlaceOf(pod) != RunCurrent {
 		return nil
 	}
-	w := watcherStatus(pod)
+	w := WatcherStatus(pod)
 	if w == nil || w.State.Running == nil {
 		return nil
 	}
@@ -130,7 +130,7 @@ func AskedRestarts(pod *corev1.Pod) (int, bool) {
 }
 
 func doneRestarts(pod *corev1.Pod) int32 {
-	if w := watcherStatus(pod); w != nil {
+	if w := WatcherStatus(pod); w != nil {
 		return w.RestartCount
 	}
 	// Not started yet: the first run, or the pod is still being placed.
@@ -164,7 +164,10 @@ func restartingAll(pod *corev1.Pod) bool {
 	return false
 }
 
-func watcherStatus(pod *corev1.Pod) *corev1.ContainerStatus {
+// WatcherStatus is the status of pod's restart watcher
+// (objects.RestartWatcherName), nil before the node reports it. It points
+// into the pod's InitContainerStatuses: a change to it changes the pod.
+func WatcherStatus(pod *corev1.Pod) *corev1.ContainerStatus {
 	for i := range pod.Status.InitContainerStatuses {
 		if pod.Status.InitContainerStatuses[i].Name == objects.RestartWatcherName {
 			return &pod.Status.InitContainerStatuses[i]

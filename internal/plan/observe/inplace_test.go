@@ -76,15 +76,15 @@ func TestNextInPlaceRestart(t *testing.T) {
 	for _, tc := range []struct {
 		asked string
 		done  int32
-		want  string
+		want  int32
 	}{
-		{"0", 0, "1"},
-		{"1", 1, "2"},
-		{"1", 0, "1"}, // not done yet: asked again, the same
-		{"1", 2, "3"}, // a watcher crash is taken up
+		{"0", 0, 1},
+		{"1", 1, 2},
+		{"1", 0, 1}, // not done yet: asked again, the same
+		{"1", 2, 3}, // a watcher crash is taken up
 	} {
 		if got := NextInPlaceRestart(inPlacePod(t, tc.asked, tc.done)); got != tc.want {
-			t.Errorf("asked %s, done %d: got %s, want %s", tc.asked, tc.done, got, tc.want)
+			t.Errorf("asked %s, done %d: got %d, want %d", tc.asked, tc.done, got, tc.want)
 		}
 	}
 }

@@ -6,13 +6,11 @@
 package kubelet
 
 import (
-	"strconv"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/observe"
 )
@@ -38,11 +36,9 @@ func RestartedAllContainers(pod *corev1.Pod, at time.Time) {
 	t := metav1.NewTime(at)
 	running := corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t}}
 	pod.Status.Phase = corev1.PodRunning
-	for i := range pod.Status.InitContainerStatuses {
-		if w := &pod.Status.InitContainerStatuses[i]; w.Name == objects.RestartWatcherName {
-			w.RestartCount++
-			w.State = running
-		}
+	if w := observe.WatcherStatus(pod); w != nil {
+		w.RestartCount++
+		w.State = running
 	}
 	for i := range pod.Status.ContainerStatuses {
 		cs := &pod.Status.ContainerStatuses[i]
@@ -65,11 +61,11 @@ func RestartedAllContainers(pod *corev1.Pod, at time.Time) {
 // if it did not run, then all its containers restarted once for each
 // restart asked and not done.
 func RestartedAsAsked(pod *corev1.Pod, at time.Time) {
-	asked, _ := strconv.Atoi(pod.Annotations[musterv1.AnnotationInPlaceRestarts])
-	if watcher(pod) == nil {
+	asked, _ := observe.AskedRestarts(pod)
+	if observe.WatcherStatus(pod) == nil {
 		Started(pod, at)
 	}
-	for watcher(pod).RestartCount < int32(asked) {
+	for observe.WatcherStatus(pod).RestartCount < int32(asked) {
 		RestartedAllContainers(pod, at)
 	}
 }
@@ -84,13 +80,4 @@ func RestartedAlone(pod *corev1.Pod, code int32, at time.Time) {
 	cs.RestartCount++
 	cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 		ExitCode: code, Reason: "Error", FinishedAt: metav1.NewTime(at)}}
-}
-
-func watcher(pod *corev1.Pod) *corev1.ContainerStatus {
-	for i := range pod.Status.InitContainerStatuses {
-		if pod.Status.InitContainerStatuses[i].Name == objects.RestartWatcherName {
-			return &pod.Status.InitContainerStatuses[i]
-		}
-	}
-	return nil
 }
