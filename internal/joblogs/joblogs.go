@@ -115,7 +115,9 @@ type Options struct {
 const DefaultDrain = 30 * time.Second
 
 // Follow sends every line of every pod instance of the job to emit. Each
-// pod instance (UID) is read once. emit is never called concurrently.
+// run of a pod instance's container (its UID and the container's restart
+// count) is read once: a pod that restarts in place is read again from
+// its new run's first line. emit is never called concurrently.
 func Follow(ctx context.Context, cs kubernetes.Interface, namespace, job string, opts Options, emit func(Line)) error {
 	if opts.MaxStreams <= 0 {
 		opts.MaxStreams = DefaultMaxStreams
@@ -125,7 +127,7 @@ func Follow(ctx context.Context, cs kubernetes.Interface, namespace, job string,
 	}
 	// An ended instance writes no more: there is nothing to follow.
 	opts.Follow = opts.Follow && !opts.Previous
-	f := &follower{cs: cs, ns: namespace, opts: opts, seen: map[types.UID]bool{}, deleting: map[types.UID]time.Time{},
+	f := &follower{cs: cs, ns: namespace, opts: opts, seen: map[run]bool{}, deleting: map[types.UID]time.Time{},
 		slots: make(chan struct{}, opts.MaxStreams)}
 	sel := labels.Set{musterv1.LabelJobName: job}
 	if opts.Role != "" {
@@ -184,7 +186,7 @@ type follower struct {
 	streams context.Context
 
 	mu    sync.Mutex
-	seen  map[types.UID]bool
+	seen  map[run]bool
 	slots chan struct{}
 	wg    sync.WaitGroup
 	// deleting is when each pod instance's deletion began.
@@ -316,16 +318,53 @@ func (f *follower) removed(l Line) bool {
 	return ok && !l.Time.Before(began) && f.opts.Removed(l.Role, l.Index)
 }
 
-// start reads a pod instance that has started and was not read yet.
-// initial says whether it was there when following began, so that --since
-// and --tail apply to it.
+// run is one run of the container read in a pod instance: the kubelet
+// restarts a container in the same pod (on its own, or all of the pod's at
+// once for an in-place restart), and the logs of the pod are then the new
+// run's.
+type run struct {
+	uid      types.UID
+	restarts int32
+}
+
+// runOf is the run of the container read in pod, and whether it has
+// started, so that it has logs.
+func (f *follower) runOf(pod *corev1.Pod) (run, bool) {
+	cs := containerStatus(pod, f.opts.Container)
+	if cs == nil || (cs.State.Running == nil && cs.State.Terminated == nil) {
+		return run{}, false
+	}
+	return run{pod.UID, cs.RestartCount}, true
+}
+
+// containerStatus is the status of the container read (the first when
+// none is named), nil before the node reports it.
+func containerStatus(pod *corev1.Pod, container string) *corev1.ContainerStatus {
+	if container == "" && len(pod.Spec.Containers) > 0 {
+		container = pod.Spec.Containers[0].Name
+	}
+	// A native sidecar is an init container.
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
+		for i := range list {
+			if list[i].Name == container {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// start reads a run of a pod's container that has started and was not
+// read yet. initial says whether it was there when following began, so
+// that --since and --tail apply to it.
 func (f *follower) start(pod *corev1.Pod, initial bool) {
-	if !hasStarted(pod) {
+	r, started := f.runOf(pod)
+	if !started {
 		return
 	}
 	f.mu.Lock()
-	fresh := !f.seen[pod.UID]
-	f.seen[pod.UID] = true
+	fresh := !f.seen[r]
+	f.seen[r] = true
 	f.mu.Unlock()
 	if !fresh {
 		return
@@ -348,34 +387,11 @@ func (f *follower) start(pod *corev1.Pod, initial bool) {
 // has started or, with Previous, one that has restarted.
 func (f *follower) readable(pod *corev1.Pod) bool {
 	if f.opts.Previous {
-		return hasPrevious(pod, f.opts.Container)
+		cs := containerStatus(pod, f.opts.Container)
+		return cs != nil && (cs.RestartCount > 0 || cs.LastTerminationState.Terminated != nil)
 	}
-	return hasStarted(pod)
-}
-
-// hasPrevious is whether the container read (the first when none is named)
-// has an instance before its current one.
-func hasPrevious(pod *corev1.Pod, container string) bool {
-	if container == "" && len(pod.Spec.Containers) > 0 {
-		container = pod.Spec.Containers[0].Name
-	}
-	// A native sidecar, restarted in place, is an init container.
-	for _, cs := range slices.Concat(pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses) {
-		if container == "" || cs.Name == container {
-			return cs.RestartCount > 0 || cs.LastTerminationState.Terminated != nil
-		}
-	}
-	return false
-}
-
-// hasStarted is whether the pod has logs to read: a container has started.
-func hasStarted(pod *corev1.Pod) bool {
-	for _, cs := range pod.Status.ContainerStatuses {
-		if cs.State.Running != nil || cs.State.Terminated != nil {
-			return true
-		}
-	}
-	return false
+	_, started := f.runOf(pod)
+	return started
 }
 
 func (f *follower) stream(ctx context.Context, pod *corev1.Pod, initial bool, emit func(Line)) error {

@@ -94,6 +94,7 @@ func (r *report) write(dir string) error {
 			{"worker lost (SIGKILL), 4 -> 3", func(t torchTimes) time.Duration { return t.loss }},
 			{"scale-down request, 4 -> 3", func(t torchTimes) time.Duration { return t.scaleDown }},
 			{"scale-up request, 3 -> 4", func(t torchTimes) time.Duration { return t.scaleUp }},
+			{"worker process lost (SIGKILL), the four restart: Muster in place, floor torchrun --max-restarts", func(t torchTimes) time.Duration { return t.inPlace }},
 		} {
 			m, mCell := medianOf(t.muster, row.of)
 			f, fCell := medianOf(t.floor, row.of)
@@ -102,6 +103,9 @@ func (r *report) write(dir string) error {
 		fmt.Fprintln(&b)
 		fmt.Fprintf(&b, "The floor's scale-down is SIGTERM to one agent and its scale-up is starting one more agent;\n")
 		fmt.Fprintf(&b, "Muster's include the API write, the operator's reaction, and pod creation or deletion.\n")
+		fmt.Fprintf(&b, "In the last row one worker process is killed, its agent and pod left alive: Muster's job sets\n")
+		fmt.Fprintf(&b, "restartMode InPlace, restartScope Job and maxRestarts 0, so torchrun gives up and Muster restarts\n")
+		fmt.Fprintf(&b, "every pod of the gang in place; the floor's agents restart their workers themselves.\n")
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
