@@ -41,7 +41,10 @@ type FailurePolicy struct {
 	//     job's events say which and why; with a gang backend, the whole
 	//     gang is then re-created and placed afresh.
 	//   - Recreate deletes the pod and creates a new one.
-	// Unset: the operator's default (--default-restart-mode). InPlace needs
+	// Unset: the operator's default (--default-restart-mode), by default
+	// Auto: InPlace when every Ready, schedulable node declares
+	// RestartAllContainersOnContainerExits, else Recreate, decided when the
+	// job's pods are made and kept while it has pods. InPlace needs
 	// Kubernetes 1.36 (1.35 with the RestartAllContainersOnContainerExits
 	// feature gate), the operator's image set for the restart watcher, and
 	// a template that does not use the attempt placeholders; a job that

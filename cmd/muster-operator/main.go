@@ -131,7 +131,7 @@ func parseFlags() *flags {
 	flag.StringVar(&f.gangs.volcanoSchedulerName, "volcano-scheduler-name", "volcano", "schedulerName of the Volcano scheduler")
 	f.zapOpts = zap.Options{Development: false, Level: zapcore.InfoLevel}
 	flag.StringVar(&f.restarts.watcherImage, "restart-watcher-image", "", "image that runs the restart watcher of pods that restart in place (it runs `muster-operator restart-watcher`); empty: the image of the operator's own container, read from its pod (POD_NAME); if that cannot be read, no job restarts in place")
-	flag.StringVar(&f.restarts.defaultMode, "default-restart-mode", string(musterv1.RestartModeRecreate), "restart mode of jobs whose spec.failurePolicy.restartMode is unset: InPlace or Recreate")
+	flag.StringVar(&f.restarts.defaultMode, "default-restart-mode", string(controller.RestartModeAuto), "restart mode of jobs whose spec.failurePolicy.restartMode is unset: InPlace, Recreate, or Auto: InPlace when every Ready, schedulable node declares RestartAllContainersOnContainerExits, else Recreate, decided when a job's pods are made (it needs get, list and watch on nodes; without them, Recreate)")
 	f.zapOpts.BindFlags(flag.CommandLine) // --zap-log-level sets the log level
 	flag.Parse()
 	return f
@@ -438,8 +438,8 @@ func jobOptions(f *flags, cfg *rest.Config) (controller.GangOptions, plan.InPlac
 // inPlaceSupport is what the flags offer for restarting pods in place.
 func inPlaceSupport(f restartFlags) (plan.InPlaceSupport, error) {
 	mode := musterv1.RestartMode(f.defaultMode)
-	if mode != musterv1.RestartModeInPlace && mode != musterv1.RestartModeRecreate {
-		return plan.InPlaceSupport{}, fmt.Errorf("--default-restart-mode must be InPlace or Recreate, not %q", f.defaultMode)
+	if mode != controller.RestartModeAuto && mode != musterv1.RestartModeInPlace && mode != musterv1.RestartModeRecreate {
+		return plan.InPlaceSupport{}, fmt.Errorf("--default-restart-mode must be Auto, InPlace or Recreate, not %q", f.defaultMode)
 	}
 	return plan.InPlaceSupport{WatcherImage: f.watcherImage, Default: mode}, nil
 }

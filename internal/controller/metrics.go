@@ -53,6 +53,12 @@ var (
 		Help:    "How long the API server took to answer a TrainingJob status write.",
 		Buckets: latencyBuckets,
 	})
+	// A vector without labels: it has no value, and is not exported,
+	// until the operator has worked out what the nodes support.
+	nodesRestartInPlaceGauge = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "muster_nodes_restart_in_place",
+		Help: "1 when every Ready, schedulable node declares RestartAllContainersOnContainerExits, so that the restart mode Auto restarts in place, else 0; absent when the operator does not follow the nodes (its default restart mode is not Auto, or it may not watch them).",
+	}, nil)
 )
 
 // latencyBuckets run from 1 ms to 16 s.
@@ -60,5 +66,5 @@ var latencyBuckets = prometheus.ExponentialBuckets(0.001, 2, 15)
 
 func init() {
 	metrics.Registry.MustRegister(podActions, taskRestarts, jobsFinished, statusWrites, statusDeferred, expectationWaits, cacheWaits, jobs,
-		podWriteWaits, podWriteDurations, statusWriteDurations)
+		podWriteWaits, podWriteDurations, statusWriteDurations, nodesRestartInPlaceGauge)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 	"unique"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -38,6 +39,9 @@ func CacheOptions(namespaces []string, gangs GangOptions, kueue bool) cache.Opti
 			&corev1.Service{}: {Label: selector, Transform: cache.TransformStripManagedFields()},
 			// Only TensorBoards carry a job label among Deployments.
 			&appsv1.Deployment{}: {Label: selector, Transform: trimDeployment},
+			// Every node, for the restart mode Auto (only read when it is
+			// the default), with the little it reads of each.
+			&corev1.Node{}: {Transform: trimNode},
 		},
 	}
 	for _, kind := range gangKinds(gangs) {
@@ -230,6 +234,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := mgr.Add(&storageMigration{client: c, reader: mgr.GetAPIReader()}); err != nil {
 		return err
+	}
+	if opts.InPlace.Default == RestartModeAuto {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		opts.InPlace.Default = autoOrRecreate(ctx, mgr.GetClient(), opts.InPlace, ctrl.Log.WithName("restarts"))
+		cancel()
 	}
 	return NewReconciler(c, leader.FencedRecorder(mgr.GetEventRecorder("muster-operator"), opts.Fence), opts).SetupWithManager(mgr)
 }

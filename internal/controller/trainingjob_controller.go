@@ -75,6 +75,9 @@ type Options struct {
 	// its lease must not act).
 	Fence func() error
 	// InPlace is what the operator offers for restarting pods in place.
+	// Its Default may be RestartModeAuto, which the reconciler works out
+	// for each job from its pods and the nodes; Setup makes it Recreate
+	// when the operator may not follow the nodes.
 	InPlace plan.InPlaceSupport
 }
 
@@ -119,6 +122,9 @@ type Reconciler struct {
 	// sshSecrets are the MPI SSH Secrets made whose names no status read
 	// holds yet (sshsecret.go).
 	sshSecrets *sshSecrets
+	// nodes follows what the nodes support for the restart mode Auto;
+	// nil when the default is another (restartmode.go).
+	nodes *nodeSupport
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -126,10 +132,14 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 // NewReconciler makes a Reconciler. c must read from the operator's cache.
 func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
 	opts.defaults(c)
-	return &Reconciler{client: c, recorder: recorder, opts: opts, expect: newExpectations(opts.ExpectationTimeout),
+	r := &Reconciler{client: c, recorder: recorder, opts: opts, expect: newExpectations(opts.ExpectationTimeout),
 		failures: map[types.NamespacedName]refusals{}, progress: newPendingProgress(opts.StatusBatch),
 		podWrites: newPodWrites(opts.CreateWorkers), confirmed: &confirmedJobs{jobs: map[types.NamespacedName]bool{}},
 		sshSecrets: newSSHSecrets()}
+	if opts.InPlace.Default == RestartModeAuto {
+		r.nodes = newNodeSupport(ctrl.Log.WithName("restarts"))
+	}
+	return r
 }
 
 // +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs,verbs=get;list;watch;patch;delete
@@ -193,7 +203,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	}
 	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now),
 		CreateFailures: r.takeFailures(req.NamespacedName, job), Gang: gangIn, Admission: admission, TensorBoard: tensorBoard,
-		SSHSecret: r.sshSecrets.unrecorded(job), InPlace: r.opts.InPlace})
+		SSHSecret: r.sshSecrets.unrecorded(job), InPlace: r.inPlaceSupport(job, pods)})
 	if behind, err := r.cacheBehind(ctx, job, pods, &res, now); err != nil || behind {
 		// The pod events the cache takes in bring the job back; the
 		// requeue is for a cache that shows nothing new.
@@ -311,6 +321,12 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.opts.Kueue {
 		b = b.Watches(workloadObject(), owned)
+	}
+	if r.nodes != nil {
+		// No job is planned before this watch has handed r.nodes the
+		// initial list of nodes: a controller's workers start once all its
+		// watches have synced.
+		b = b.Watches(&corev1.Node{}, r.nodes)
 	}
 	return b.WithOptions(controller.Options{MaxConcurrentReconciles: r.opts.MaxConcurrentReconciles}).
 		Named("trainingjob").

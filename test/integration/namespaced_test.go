@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/onsi/gomega"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -25,6 +26,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/controller"
+	"github.com/muster-dev/muster/internal/plan"
 	"github.com/muster-dev/muster/internal/queue/kueue"
 )
 
@@ -43,8 +45,9 @@ var (
 // ServiceAccount, with the cache options of --namespaces, it leads through
 // its Lease, runs a job in a watched namespace, drives a native gang and a
 // Kueue-admitted job (whose ResourceFlavors it watches cluster-wide) in
-// the other, and leaves a job in an unwatched namespace alone; the API
-// server refuses none of its requests.
+// the other, and leaves a job in an unwatched namespace alone; it follows
+// the nodes for the restart mode Auto; the API server refuses none of its
+// requests.
 func TestNamespacedOperatorNeedsOnlyTheChartsRoles(t *testing.T) {
 	unwatched := newEnv(t)
 	for _, ns := range append([]string{operatorNamespace}, watchedNamespaces...) {
@@ -82,7 +85,17 @@ func TestNamespacedOperatorNeedsOnlyTheChartsRoles(t *testing.T) {
 		LeaderElectionReleaseOnCancel: true,
 	})
 	unwatched.g.Expect(err).NotTo(gomega.HaveOccurred())
-	unwatched.g.Expect(controller.Setup(mgr, controller.Options{ExpectationTimeout: 10 * time.Second, Gang: gangOptions(), Kueue: true})).To(gomega.Succeed())
+	// With the binary's default restart mode, Auto, which follows the
+	// nodes through the chart's cluster-wide rule on them (and would fall
+	// back to Recreate, refused nothing, without it).
+	for _, verb := range []string{"list", "watch"} {
+		review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Verb: verb, Version: "v1", Resource: "nodes"}}}
+		unwatched.g.Expect(mgr.GetClient().Create(unwatched.ctx(), review)).To(gomega.Succeed())
+		unwatched.g.Expect(review.Status.Allowed).To(gomega.BeTrue(), "the chart does not let the operator %s nodes", verb)
+	}
+	unwatched.g.Expect(controller.Setup(mgr, controller.Options{ExpectationTimeout: 10 * time.Second, Gang: gangOptions(), Kueue: true,
+		InPlace: plan.InPlaceSupport{WatcherImage: "muster-operator:test", Default: controller.RestartModeAuto}})).To(gomega.Succeed())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

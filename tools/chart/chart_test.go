@@ -52,6 +52,8 @@ var clusterScoped = map[string]bool{
 	"authorization.k8s.io/subjectaccessreviews":                    true,
 	"kueue.x-k8s.io/resourceflavors":                               true,
 	"scheduling.k8s.io/priorityclasses":                            true,
+	// The restart mode Auto reads the nodes.
+	"/nodes": true,
 }
 
 // The optional parts: the folder of their kustomize component, and the
@@ -386,6 +388,7 @@ func TestValuesAreChecked(t *testing.T) {
 		"bad namespace":               {"watchNamespaces": []any{"Team A"}},
 		"webhook URL not https":       {"webhook": map[string]any{"url": "http://localhost:9443"}},
 		"webhook URL with a path":     {"webhook": map[string]any{"url": "https://localhost:9443/hook"}},
+		"unknown restart mode":        {"restart": map[string]any{"defaultMode": "Sometimes"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := renderErr(t, vals); err == nil {
@@ -398,6 +401,29 @@ func TestValuesAreChecked(t *testing.T) {
 	spec := deployment(t, find(got, "Deployment muster-system/muster-operator"))
 	if c := spec.Template.Spec.Containers[0]; !slices.Contains(c.Args, "--default-gang-backend=Volcano") || c.Image != "ghcr.io/muster-dev/muster-operator:v9.9.9" || spec.Replicas != 1 {
 		t.Errorf("values not applied: replicas %d, image %s, args %v", spec.Replicas, c.Image, c.Args)
+	}
+}
+
+// TestOnlyAutoReadsNodes: the default restart mode Auto, the chart's
+// default, follows the nodes and is granted to read them; InPlace and
+// Recreate need no rule on them. Each passes its flag.
+func TestOnlyAutoReadsNodes(t *testing.T) {
+	nodes := perm{group: "", resource: "nodes", verb: "watch"}
+	for mode, want := range map[string]bool{"": true, "Auto": true, "InPlace": false, "Recreate": false} {
+		t.Run(mode, func(t *testing.T) {
+			var vals map[string]any
+			if mode != "" {
+				vals = map[string]any{"restart": map[string]any{"defaultMode": mode}}
+			}
+			got := render(t, vals)
+			if got := perms(t, *find(got, "ClusterRole muster-operator"))[nodes]; got != want {
+				t.Errorf("%s granted: %v, want %v", nodes, got, want)
+			}
+			flag := "--default-restart-mode=" + map[bool]string{true: mode, false: "Auto"}[mode != ""]
+			if args := deployment(t, find(got, "Deployment muster-system/muster-operator")).Template.Spec.Containers[0].Args; !slices.Contains(args, flag) {
+				t.Errorf("the operator's args %v lack %s", args, flag)
+			}
+		})
 	}
 }
 

@@ -111,6 +111,13 @@ config/rbac/role.yaml.
 - apiGroups: [authorization.k8s.io]
   resources: [subjectaccessreviews]
   verbs: [create]
+{{- if eq .Values.restart.defaultMode "Auto" }}
+# The restart mode Auto follows the nodes: whether each takes pods, and
+# declares RestartAllContainersOnContainerExits.
+- apiGroups: [""]
+  resources: [nodes]
+  verbs: [get, list, watch]
+{{- end }}
 {{- end -}}
 
 {{/*
