@@ -343,6 +343,10 @@ func containerStatus(pod *corev1.Pod, container string) *corev1.ContainerStatus 
 	if container == "" && len(pod.Spec.Containers) > 0 {
 		container = pod.Spec.Containers[0].Name
 	}
+	if container == "" && len(pod.Status.ContainerStatuses) > 0 {
+		// A pod seen without its spec: its first container reported.
+		return &pod.Status.ContainerStatuses[0]
+	}
 	// A native sidecar is an init container.
 	for _, list := range [][]corev1.ContainerStatus{pod.Status.ContainerStatuses, pod.Status.InitContainerStatuses} {
 		for i := range list {

@@ -104,7 +104,9 @@ func TestRunHelpExamplesSucceed(t *testing.T) {
 
 // A job that fails says why where the user looks: describe's recent
 // failures end with the exception, and logs reaches the task's pods that
-// are still there, saying which are gone.
+// are still there, saying which are gone. Re-created, so that the failed
+// pods stay: a pod restarted in place runs its container again after a
+// failure, and the job's end deletes it as a running pod.
 func TestRunFailureSaysWhy(t *testing.T) {
 	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
@@ -113,7 +115,7 @@ func TestRunFailureSaysWhy(t *testing.T) {
 	w := cliWorld(t, ns)
 	writeFile(t, w.dir, "crash.py", crash)
 
-	out, err := w.run("muster run crash --image python:3.11 --runtime none --nnodes 1 --backoff-limit 1 --script crash.py")
+	out, err := w.run("muster run crash --image python:3.11 --runtime none --nnodes 1 --backoff-limit 1 --restart-mode Recreate --script crash.py")
 	g.Expect(err).NotTo(gomega.HaveOccurred(), out)
 	framework.WaitJob(g, c, ns, "crash", jobTimeout, framework.PhaseIs(musterv1.PhaseFailed))
 

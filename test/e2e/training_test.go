@@ -91,7 +91,8 @@ func hostPID(g gomega.Gomega, marker string) int {
 }
 
 // A worker killed with SIGKILL is replaced (exit 137 is retryable under
-// ExitCode) and the job keeps running.
+// ExitCode) and the job keeps running. Re-created: inplace_test.go has
+// the restarts in place.
 func TestSIGKILLedWorkerIsRecovered(t *testing.T) {
 	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
@@ -100,6 +101,7 @@ func TestSIGKILLedWorkerIsRecovered(t *testing.T) {
 	marker := "muster-e2e-kill-" + ns
 	job := testutil.MakeJob("kill", ns).Role("worker", 2).
 		Template(python("import time; time.sleep(600)", marker+"-{{MUSTER_TASK_INDEX}}")).Obj()
+	job.Spec.FailurePolicy.RestartMode = musterv1.RestartModeRecreate
 	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
 	framework.WaitJob(g, c, ns, "kill", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
 	podKey := client.ObjectKey{Namespace: ns, Name: "kill-worker-1"}

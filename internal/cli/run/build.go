@@ -37,6 +37,7 @@ type Spec struct {
 	GPUs               int64
 	RestartPolicy      musterv1.RestartPolicy
 	BackoffLimit       *int32
+	RestartMode        musterv1.RestartMode
 	Queue              string
 	Gang               musterv1.GangBackend
 }
@@ -123,6 +124,7 @@ func Build(s Spec) (*musterv1.TrainingJob, *corev1.ConfigMap) {
 	if s.BackoffLimit != nil {
 		job.Spec.FailurePolicy.BackoffLimit = s.BackoffLimit
 	}
+	job.Spec.FailurePolicy.RestartMode = s.RestartMode
 	if s.Queue != "" {
 		job.Labels = map[string]string{"kueue.x-k8s.io/queue-name": s.Queue}
 	}

@@ -31,12 +31,12 @@ const example = `  # Elastic PyTorch: 2 to 4 pods of 1 process each, the script 
 
 // Options are run's flags and what Complete derives from them.
 type Options struct {
-	Image, Nodes, NProc, Runtime, Role, Script, RestartPolicy, Queue, Gang, DryRun string
-	EnvFlags                                                                       []string
-	GPUs                                                                           int64
-	BackoffLimit                                                                   int32
-	backoffSet                                                                     bool
-	PrintFlags                                                                     *genericclioptions.PrintFlags
+	Image, Nodes, NProc, Runtime, Role, Script, RestartPolicy, RestartMode, Queue, Gang, DryRun string
+	EnvFlags                                                                                    []string
+	GPUs                                                                                        int64
+	BackoffLimit                                                                                int32
+	backoffSet                                                                                  bool
+	PrintFlags                                                                                  *genericclioptions.PrintFlags
 
 	Spec    Spec
 	Client  client.Client
@@ -82,6 +82,7 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 	fl.Int64Var(&o.GPUs, "gpus", 0, "nvidia.com/gpu per pod")
 	fl.StringVar(&o.RestartPolicy, "restart-policy", string(musterv1.RestartPolicyOnFailure), "Never, OnFailure, Always or ExitCode")
 	fl.Int32Var(&o.BackoffLimit, "backoff-limit", 0, "restarts the job may use (default: the API's)")
+	fl.StringVar(&o.RestartMode, "restart-mode", "", "how a restart happens: InPlace or Recreate (default: the operator's)")
 	fl.StringVar(&o.Queue, "queue", "", "a Kueue LocalQueue (the kueue.x-k8s.io/queue-name label)")
 	fl.StringVar(&o.Gang, "gang", "", "gang backend: None, Native, Coscheduling or Volcano (default: the operator's)")
 	fl.StringVar(&o.DryRun, "dry-run", "none", "none, client (print, create nothing) or server (the API server checks it)")
@@ -107,7 +108,7 @@ func (o *Options) Complete(f cmdutil.Factory, name string, rest []string) error 
 	}
 	o.Spec = Spec{Name: name, Namespace: ns, Image: o.Image, Command: rest, PyTorch: o.Runtime == "pytorch",
 		MinNodes: lo, MaxNodes: hi, NProcPerNode: o.NProc, Role: o.Role, Env: env, GPUs: o.GPUs,
-		RestartPolicy: musterv1.RestartPolicy(o.RestartPolicy), Queue: o.Queue, Gang: musterv1.GangBackend(o.Gang)}
+		RestartPolicy: musterv1.RestartPolicy(o.RestartPolicy), RestartMode: musterv1.RestartMode(o.RestartMode), Queue: o.Queue, Gang: musterv1.GangBackend(o.Gang)}
 	if o.backoffSet {
 		o.Spec.BackoffLimit = &o.BackoffLimit
 	}

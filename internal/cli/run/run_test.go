@@ -18,7 +18,7 @@ func TestRunPrints(t *testing.T) {
 		"elastic-script": {"mnist", "--image", "pytorch/pytorch:2.5.1-cpu", "--nnodes", "2:4", "--nproc-per-node", "2",
 			"--script", "testdata/train.py", "--env", "EPOCHS=5", "--gpus", "1", "--queue", "team-a", "--dry-run=client", "-o", "yaml", "--", "--lr", "0.1"},
 		"plain-command": {"sweep", "--image", "python:3.11", "--runtime", "none", "--nnodes", "3", "--restart-policy", "Never",
-			"--backoff-limit", "0", "--gang", "Native", "--dry-run=client", "-o", "yaml", "--", "python3", "-c", "print('hi')"},
+			"--backoff-limit", "0", "--restart-mode", "Recreate", "--gang", "Native", "--dry-run=client", "-o", "yaml", "--", "python3", "-c", "print('hi')"},
 	}
 	for name, args := range cases {
 		t.Run(name, func(t *testing.T) {
