@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -291,32 +290,11 @@ func workerOf(pids []int) (int, error) {
 		if !bytes.Contains(cmd, []byte("torchrun")) {
 			continue
 		}
-		if kids := childrenOf(pid); len(kids) > 0 {
+		if kids := testutil.Children(pid); len(kids) > 0 {
 			return kids[0], nil
 		}
 	}
 	return 0, fmt.Errorf("no worker process under a torchrun agent among %v", pids)
-}
-
-// childrenOf are the processes whose parent is pid.
-func childrenOf(pid int) []int {
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	var out []int
-	for _, p := range stats {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		rest := raw[bytes.LastIndexByte(raw, ')')+1:]
-		f := strings.Fields(string(rest))
-		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
-			if child, err := strconv.Atoi(filepath.Base(filepath.Dir(p))); err == nil {
-				out = append(out, child)
-			}
-		}
-	}
-	return out
 }
 
 // since is the time from start until training resumed at world (0: any).

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/testutil"
 	"github.com/muster-dev/muster/test/framework"
 )
 
@@ -31,10 +31,7 @@ import (
 func TestMPIExampleRestartsInPlace(t *testing.T) {
 	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
-	for _, bin := range []string{"/usr/bin/mpirun", "/usr/sbin/sshd", "/run/sshd"} {
-		_, err := os.Stat(bin)
-		g.Expect(err).NotTo(gomega.HaveOccurred(), "make deps installs OpenMPI, mpi4py and openssh-server")
-	}
+	needMPI(g)
 	c := cluster.Client
 	ns := cluster.Namespace(t, g)
 	bins, _, err := cluster.BinaryPaths()
@@ -92,17 +89,17 @@ func TestMPIExampleRestartsInPlace(t *testing.T) {
 	// topmost sshd ancestor is the worker's sshd.
 	sshd := 0
 	g.Eventually(func() error {
-		rank := processWith("OMPI_COMM_WORLD_RANK=1", "ROUNDS="+strconv.Itoa(rounds))
+		rank := testutil.ProcessWith("OMPI_COMM_WORLD_RANK=1", "ROUNDS="+strconv.Itoa(rounds))
 		if rank == 0 {
 			return fmt.Errorf("no rank 1 of this run yet")
 		}
-		sshd = topmost(rank, "sshd")
+		sshd = testutil.TopmostAncestor(rank, "sshd")
 		if sshd == 0 {
 			return fmt.Errorf("rank 1 (%d) runs under no sshd", rank)
 		}
 		return nil
 	}, time.Minute, 200*time.Millisecond).Should(gomega.Succeed())
-	for _, pid := range append(descendants(sshd), sshd) {
+	for _, pid := range append(testutil.Descendants(sshd), sshd) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 
@@ -135,85 +132,4 @@ func TestMPIExampleRestartsInPlace(t *testing.T) {
 	out := launcherLog()
 	g.Expect(strings.Count(out, "(round 60 of 60)")).To(gomega.Equal(3), "the launcher's log:\n%s", out)
 	g.Expect(out).To(gomega.ContainSubstring("(round 1 of 60)"))
-}
-
-// processWith is a process whose environment holds every one of vars
-// (NAME=VALUE), or 0.
-func processWith(vars ...string) int {
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		env, err := os.ReadFile(filepath.Join(d, "environ"))
-		if err != nil {
-			continue
-		}
-		all := true
-		for _, v := range vars {
-			all = all && bytes.Contains(env, []byte(v+"\x00"))
-		}
-		if pid, err := strconv.Atoi(filepath.Base(d)); all && err == nil {
-			return pid
-		}
-	}
-	return 0
-}
-
-// topmost is the highest ancestor of pid whose command line holds word, or
-// 0.
-func topmost(pid int, word string) int {
-	found := 0
-	for p := pid; p > 1; {
-		raw, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
-		if err != nil {
-			break
-		}
-		f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
-		if len(f) < 2 {
-			break
-		}
-		parent, err := strconv.Atoi(f[1])
-		if err != nil {
-			break
-		}
-		if p != pid {
-			if cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline"); bytes.Contains(cmd, []byte(word)) {
-				found = p
-			}
-		}
-		p = parent
-	}
-	return found
-}
-
-// descendants are every process under pid.
-func descendants(pid int) []int {
-	parent := map[int]int{}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, p := range stats {
-		raw, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
-		f := strings.Fields(string(raw[bytes.LastIndexByte(raw, ')')+1:]))
-		if len(f) < 2 {
-			continue
-		}
-		child, err1 := strconv.Atoi(filepath.Base(filepath.Dir(p)))
-		ppid, err2 := strconv.Atoi(f[1])
-		if err1 == nil && err2 == nil {
-			parent[child] = ppid
-		}
-	}
-	var out []int
-	var walk func(int)
-	walk = func(p int) {
-		for child, pp := range parent {
-			if pp == p {
-				out = append(out, child)
-				walk(child)
-			}
-		}
-	}
-	walk(pid)
-	return out
 }
