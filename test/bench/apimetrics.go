@@ -205,3 +205,10 @@ func (r requests) kinds(pick func(string) bool) []string {
 	})
 	return keys
 }
+
+// add adds more's counts to r.
+func (r requests) add(more requests) {
+	for k, v := range more {
+		r[k] += v
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -88,36 +89,117 @@ type side struct {
 	// replacing is what the operator's timings moved by while the
 	// replacements were made.
 	replacing counters
+	// replacedReqs and replacedOneReqs are every client's requests from
+	// the first pod deleted until the writes settle after the last
+	// replacement runs.
+	replacedReqs, replacedOneReqs requests
 	// peakRSS is the operator's peak resident memory while this side ran,
 	// in MiB; 0 on the floor's side.
 	peakRSS float64
 }
 
-// scenario is jobs jobs of perJob pods, made at once by Muster and by the
-// floor.
+// scenario is jobs jobs of perJob pods, made at once by Muster and by
+// each of its floors, runs times over.
 type scenario struct {
-	name          string
-	jobs, perJob  int
-	replace       int
-	replaceOne    int
-	muster, floor side
+	name         string
+	jobs, perJob int
+	replace      int
+	replaceOne   int
+	// kinds are the sides each run measures, in turn; once are measured
+	// once, after the runs, for the record.
+	kinds, once []sideKind
+	runs        int
+	// sides are each kind's runs, in the order they ran.
+	sides map[sideKind][]*side
 	// jobBytes is the size of the largest TrainingJob object, in bytes.
 	jobBytes int
 	load     string
 }
 
+// runScenario measures every side of s, s.runs times. Each run starts
+// with the next side (the order turns by one): no side always measures
+// right after the same other, or always first on a cluster at rest.
 func (b *bench) runScenario(ctx context.Context, s *scenario) error {
-	b.logf("%s: %d jobs of %d pods through Muster", s.name, s.jobs, s.perJob)
-	if err := b.musterSide(ctx, s); err != nil {
-		return fmt.Errorf("%s, Muster: %w", s.name, err)
+	s.sides = map[sideKind][]*side{}
+	for r := range s.runs {
+		for _, k := range turned(s.kinds, r) {
+			if err := b.runSide(ctx, s, k, r); err != nil {
+				return err
+			}
+		}
 	}
-	b.logf("%s: the same with a plain client (QPS %d, %d creators)", s.name, floorQPS, floorCreators)
-	if err := b.floorSide(ctx, s); err != nil {
-		return fmt.Errorf("%s, floor: %w", s.name, err)
+	for _, k := range s.once {
+		if err := b.runSide(ctx, s, k, 0); err != nil {
+			return err
+		}
 	}
 	s.load = loadAverage()
 	return nil
 }
+
+// turned are kinds in run r's order: turned by r.
+func turned(kinds []sideKind, r int) []sideKind {
+	out := make([]sideKind, len(kinds))
+	for i := range kinds {
+		out[i] = kinds[(i+r)%len(kinds)]
+	}
+	return out
+}
+
+// runSide measures one side of s, its run r.
+func (b *bench) runSide(ctx context.Context, s *scenario, kind sideKind, r int) error {
+	ns := fmt.Sprintf("bench-%s-%s-%d", s.name, strings.ToLower(string(kind)), r)
+	b.logf("%s, run %d: %d jobs of %d pods, %s", s.name, r+1, s.jobs, s.perJob, kind)
+	out := &side{}
+	var err error
+	switch kind {
+	case sideMuster:
+		err = b.musterSide(ctx, s, ns, out)
+	case sideF2Upstream:
+		err = b.upstreamJobController(ctx, func() error { return b.floorSide(ctx, s, kind, ns, out) })
+	default:
+		err = b.floorSide(ctx, s, kind, ns, out)
+	}
+	if err != nil {
+		return fmt.Errorf("%s, %s, run %d: %w", s.name, kind, r+1, err)
+	}
+	s.sides[kind] = append(s.sides[kind], out)
+	return nil
+}
+
+// upstreamJobController runs measure with kube-controller-manager at
+// upstream's default client rates (20 QPS, burst 30), then puts the
+// bench's back.
+func (b *bench) upstreamJobController(ctx context.Context, measure func() error) error {
+	restart := func(qps, burst int) error {
+		if err := devcluster.RestartControllerManager(ctx, b.cfg, qps, burst); err != nil {
+			return err
+		}
+		pid, ok := b.cfg.ComponentPID("kube-controller-manager")
+		if !ok {
+			return fmt.Errorf("kube-controller-manager did not start again")
+		}
+		b.procs["kube-controller-manager"] = process{pid}
+		// Its first lists and syncs are not the side's.
+		_, err := b.settle(ctx)
+		return err
+	}
+	if err := restart(20, 30); err != nil {
+		return err
+	}
+	err := measure()
+	if rerr := restart(operatorQPS, operatorBurst); rerr != nil && err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// The operator's client rates (its --kube-api-qps and --kube-api-burst
+// defaults), at which the bench runs the built-in Job controller.
+const (
+	operatorQPS   = 500
+	operatorBurst = 1000
+)
 
 // loadAverage is the machine's load average over 1, 5 and 15 minutes.
 func loadAverage() string {
@@ -232,8 +314,7 @@ func (b *bench) settle(ctx context.Context) (apiCounters, error) {
 
 func jobName(i int) string { return fmt.Sprintf("job-%04d", i) }
 
-func (b *bench) musterSide(ctx context.Context, s *scenario) error {
-	ns := "bench-" + s.name + "-muster"
+func (b *bench) musterSide(ctx context.Context, s *scenario, ns string, out *side) error {
 	if err := b.namespace(ctx, ns); err != nil {
 		return err
 	}
@@ -242,7 +323,7 @@ func (b *bench) musterSide(ctx context.Context, s *scenario) error {
 	if err := b.operator.resetPeakRSS(); err != nil {
 		return err
 	}
-	err := b.measure(ctx, ns, s.jobs*s.perJob, &s.muster, true, func() error {
+	err := b.measure(ctx, ns, s.jobs*s.perJob, out, true, func() error {
 		var mu sync.Mutex
 		var createErr error
 		workqueue.ParallelizeUntil(ctx, 16, s.jobs, func(i int) {
@@ -273,90 +354,33 @@ func (b *bench) musterSide(ctx context.Context, s *scenario) error {
 		}
 		s.jobBytes = max(s.jobBytes, len(raw))
 	}
-	if s.replace > 0 {
-		before, err := b.opMetrics.scrape(ctx)
-		if err != nil {
-			return err
-		}
-		if s.muster.replacedMade, s.muster.replaced, err = b.replace(ctx, ns, s.replace); err != nil {
-			return err
-		}
-		after, err := b.opMetrics.scrape(ctx)
-		if err != nil {
-			return err
-		}
-		s.muster.replacing = after.minus(before)
-	}
-	if s.replaceOne > 0 {
-		if s.muster.replacedOneMade, s.muster.replacedOne, err = b.replaceOne(ctx, ns, s.replaceOne, s.perJob); err != nil {
-			return err
-		}
-	}
-	s.muster.peakRSS = b.operator.peakRSS()
-	return b.deleteNamespace(ctx, ns)
-}
-
-func (b *bench) floorSide(ctx context.Context, s *scenario) error {
-	ns := "bench-" + s.name + "-floor"
-	if err := b.namespace(ctx, ns); err != nil {
-		return err
-	}
-	// The jobs the floor's pods are made from, each once (a job's pods
-	// share its UID, as Muster's do), before the clock starts: a plain
-	// client has no job object to build. Each job's Service, then its
-	// pods, are the creators' items.
-	jobs := make(map[string]*musterv1.TrainingJob, s.jobs)
-	for i := range s.jobs {
-		jobs[jobName(i)] = floorJob(ns, jobName(i), s.perJob)
-	}
-	per := s.perJob + 1
-	err := b.measure(ctx, ns, s.jobs*s.perJob, &s.floor, false, func() error {
-		var mu sync.Mutex
-		var createErr error
-		workqueue.ParallelizeUntil(ctx, floorCreators, s.jobs*per, func(k int) {
-			job, item := jobName(k/per), k%per
-			var err error
-			if item == 0 {
-				_, err = b.floorCS.CoreV1().Services(ns).Create(ctx, floorService(job), metav1.CreateOptions{})
-			} else {
-				_, err = b.floorCS.CoreV1().Pods(ns).Create(ctx, b.floorPod(jobs[job], item-1), metav1.CreateOptions{})
-			}
-			if err != nil {
-				mu.Lock()
-				createErr = err
-				mu.Unlock()
-			}
-		})
-		return createErr
-	})
+	before, err := b.opMetrics.scrape(ctx)
 	if err != nil {
 		return err
 	}
-	if s.replace > 0 || s.replaceOne > 0 {
-		if err := b.floorReplacements(ctx, ns, s, jobs); err != nil {
-			return err
-		}
+	if err := b.replacements(ctx, s, sideMuster, ns, out); err != nil {
+		return err
 	}
+	after, err := b.opMetrics.scrape(ctx)
+	if err != nil {
+		return err
+	}
+	out.replacing = after.minus(before)
+	out.peakRSS = b.operator.peakRSS()
 	return b.deleteNamespace(ctx, ns)
 }
 
-// floorReplacements times the floor's replacements, its client recreating
-// each pod it sees gone until they are timed: not while the namespace
-// goes.
-func (b *bench) floorReplacements(ctx context.Context, ns string, s *scenario, jobs map[string]*musterv1.TrainingJob) error {
-	stop := make(chan struct{})
-	defer close(stop)
-	if err := b.recreateOnDelete(ns, jobs, false, stop); err != nil {
-		return err
-	}
+// replacements times the side's replacements: s.replace pods deleted at
+// once, then s.replaceOne one at a time.
+func (b *bench) replacements(ctx context.Context, s *scenario, kind sideKind, ns string, out *side) error {
 	var err error
 	if s.replace > 0 {
-		if s.floor.replacedMade, s.floor.replaced, err = b.replace(ctx, ns, s.replace); err != nil {
+		if out.replacedMade, out.replaced, out.replacedReqs, err = b.replace(ctx, kind, ns, s.replace); err != nil {
 			return err
 		}
 	}
 	if s.replaceOne > 0 {
-		if s.floor.replacedOneMade, s.floor.replacedOne, err = b.replaceOne(ctx, ns, s.replaceOne, s.perJob); err != nil {
+		if out.replacedOneMade, out.replacedOne, out.replacedOneReqs, err = b.replaceOne(ctx, kind, ns, s.replaceOne, s.replace, s.jobs, s.perJob); err != nil {
 			return err
 		}
 	}
@@ -374,9 +398,9 @@ func floorService(job string) *corev1.Service {
 }
 
 // floorPod is the floor's pod of one task of job: Muster's, or the
-// template alone (-floor-pods).
-func (b *bench) floorPod(job *musterv1.TrainingJob, index int) *corev1.Pod {
-	if b.o.floorPods == floorPodsSame {
+// template alone (what says which).
+func floorPod(what string, job *musterv1.TrainingJob, index int) *corev1.Pod {
+	if what == floorPodsSame {
 		return sameAsMusterPod(job, index)
 	}
 	name := fmt.Sprintf("%s-worker-%d", job.Name, index)
@@ -458,7 +482,7 @@ func (b *bench) recreateOnDelete(ns string, jobs map[string]*musterv1.TrainingJo
 				return
 			}
 			go func() {
-				_, _ = b.floorCS.CoreV1().Pods(ns).Create(context.Background(), b.floorPod(jobs[pod.Labels[jobLabel]], podIndex(pod.Name)), metav1.CreateOptions{})
+				_, _ = b.floorCS.CoreV1().Pods(ns).Create(context.Background(), floorPod(b.o.floorPods, jobs[pod.Labels[jobLabel]], podIndex(pod.Name)), metav1.CreateOptions{})
 			}()
 		},
 	})
@@ -479,53 +503,81 @@ func podIndex(name string) int {
 
 // replace deletes worker 0 of the first n jobs of ns at once, grace 0, and
 // returns, sorted, how long each took to be made again and to be Running
-// again.
-func (b *bench) replace(ctx context.Context, ns string, n int) (made, running []time.Duration, err error) {
+// again, and every client's requests until the writes settle.
+func (b *bench) replace(ctx context.Context, kind sideKind, ns string, n int) (made, running []time.Duration, reqs requests, err error) {
 	b.logf("deleting one pod of %d jobs in %s", n, ns)
+	pods := make([]*corev1.Pod, n)
+	for i := range n {
+		if pods[i], err = b.taskPod(ctx, kind, ns, jobName(i), 0); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	before, err := b.settle(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	deleted := map[string]time.Time{}
 	start := time.Now()
-	for i := range n {
-		name := jobName(i) + "-worker-0"
-		deleted[name] = time.Now()
-		if err := deletePodNow(ctx, b.cs, ns, name); err != nil {
-			return nil, nil, err
+	for i, pod := range pods {
+		deleted[taskKey(jobName(i), 0)] = time.Now()
+		if err := b.lose(ctx, kind, pod); err != nil {
+			return nil, nil, nil, err
 		}
 	}
 	if _, err := b.track.wait(ctx, ns, start, n, 10*time.Minute); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	after, err := b.settle(ctx)
+	if err != nil {
+		return nil, nil, nil, err
 	}
 	made, running = b.track.replacements(ns, start, deleted)
-	return made, running, nil
+	return made, running, after.requests.minus(before.requests), nil
 }
 
-// replaceOne deletes a pod of each of the first n jobs of ns, grace 0, one
-// at a time: each once the one before runs again and the cluster's writes
-// have settled, so that nothing batches it with another. It takes worker 1
-// where there is one (the batch took worker 0), and returns the same times
-// as replace.
-func (b *bench) replaceOne(ctx context.Context, ns string, n, perJob int) (made, running []time.Duration, err error) {
-	b.logf("deleting one pod of %d jobs in %s, one at a time", n, ns)
-	if _, err := b.settle(ctx); err != nil {
-		return nil, nil, err
+// replaceOne deletes a pod of each of n jobs of ns, grace 0, one at a
+// time: each once the one before runs again and the cluster's writes have
+// settled, so that nothing batches it with another. It takes the jobs
+// after the first skip, which lost a pod at once, where there are enough
+// (a job's second loss in a row may wait out a back-off the first did
+// not: the Job controller's), and worker 1 where there is one. It
+// returns the same as replace, the requests summed over the n windows.
+func (b *bench) replaceOne(ctx context.Context, kind sideKind, ns string, n, skip, jobs, perJob int) (made, running []time.Duration, reqs requests, err error) {
+	if skip+n > jobs {
+		skip = 0
 	}
+	b.logf("deleting one pod of %d jobs in %s, one at a time", n, ns)
+	before, err := b.settle(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	reqs = requests{}
+	index := min(1, perJob-1)
 	for i := range n {
-		name := jobName(i) + "-worker-" + strconv.Itoa(min(1, perJob-1))
+		job := jobName(skip + i)
+		pod, err := b.taskPod(ctx, kind, ns, job, index)
+		if err != nil {
+			return nil, nil, nil, err
+		}
 		start := time.Now()
-		if err := deletePodNow(ctx, b.cs, ns, name); err != nil {
-			return nil, nil, err
+		if err := b.lose(ctx, kind, pod); err != nil {
+			return nil, nil, nil, err
 		}
-		if _, err := b.track.wait(ctx, ns, start, 1, 2*time.Minute); err != nil {
-			return nil, nil, err
+		if _, err := b.track.wait(ctx, ns, start, 1, 5*time.Minute); err != nil {
+			return nil, nil, nil, err
 		}
-		m, r := b.track.replacements(ns, start, map[string]time.Time{name: start})
+		m, r := b.track.replacements(ns, start, map[string]time.Time{taskKey(job, index): start})
 		made, running = append(made, m...), append(running, r...)
-		if _, err := b.settle(ctx); err != nil {
-			return nil, nil, err
+		after, err := b.settle(ctx)
+		if err != nil {
+			return nil, nil, nil, err
 		}
+		reqs.add(after.requests.minus(before.requests))
+		before = after
 	}
 	sortDurations(made)
 	sortDurations(running)
-	return made, running, nil
+	return made, running, reqs, nil
 }
 
 func (b *bench) namespace(ctx context.Context, name string) error {
@@ -550,13 +602,17 @@ func (b *bench) deleteNamespace(ctx context.Context, ns string) error {
 	return fmt.Errorf("namespace %s still there after 15 minutes", ns)
 }
 
-// floorClient is the fastest plain client.
-func floorClient(cfg *devcluster.Config) (kubernetes.Interface, error) {
-	rest, err := cfg.RESTConfig()
+// floorClient is the plain client of the gang restarts: the floor's
+// ServiceAccount, built-in kinds in protobuf, as the floors' processes
+// are.
+func floorClient(kubeconfig string) (kubernetes.Interface, error) {
+	rest, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
 		return nil, err
 	}
 	rest.QPS, rest.Burst = floorQPS, floorBurst
+	rest.ContentType = runtime.ContentTypeProtobuf
+	rest.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
 	return kubernetes.NewForConfig(rest)
 }
 
@@ -565,7 +621,7 @@ type process struct{ pid int }
 
 // measured are the processes whose CPU the bench reports, in its order:
 // the control plane's components, KWOK and the operator.
-var measured = []string{"kube-apiserver", "etcd", "kube-scheduler", "kube-controller-manager", "kwok", operatorName}
+var measured = []string{"kube-apiserver", "etcd", "kube-scheduler", "kube-controller-manager", "kwok", operatorName, floorClientName}
 
 const operatorName = "muster-operator"
 

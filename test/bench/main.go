@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,11 @@ type options struct {
 	// floorPods is what the floor's pods hold: floorPodsSame or
 	// floorPodsTemplate.
 	floorPods string
+	// runs and hugeRuns are how many times each scenario, and the largest,
+	// measures each of its sides.
+	runs, hugeRuns int
+	// floors, when set, are the only floors measured.
+	floors []sideKind
 }
 
 // The floor's pods: the same pods Muster makes (its environment, labels
@@ -45,10 +51,18 @@ const (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == floorCommand {
+		if err := floorMain(os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var o options
+	var floors string
 	flag.StringVar(&o.burst, "burst", "250x4", "JOBSxPODS: many small jobs at once, and the replacement test on them; empty skips")
 	flag.IntVar(&o.replace, "replace", 100, "jobs of the burst that lose a pod, to time its replacement; 0 skips")
-	flag.IntVar(&o.replaceOne, "replace-one", 10, "jobs of the burst that then lose another pod, one at a time, each once the one before runs again and the writes settle; 0 skips")
+	flag.IntVar(&o.replaceOne, "replace-one", 10, "jobs of the burst that then lose a pod one at a time, each once the one before runs again and the writes settle (the jobs after those of -replace, where there are enough); 0 skips")
 	flag.StringVar(&o.big, "big", "500,5000", "comma-separated pod counts of single big jobs; empty skips")
 	flag.StringVar(&o.restart, "restart", "1000,5000", "comma-separated pod counts of gangs of which one member fails, restarted whole in place, by re-creating its pods, and by a plain client; empty skips")
 	flag.StringVar(&o.huge, "huge", "1000x10", "JOBSxPODS: the largest run; empty skips")
@@ -57,7 +71,25 @@ func main() {
 	flag.BoolVar(&o.skipTorch, "skip-torch", false, "skip the real-torch recovery and rescale measurements")
 	flag.IntVar(&o.torchRuns, "torch-runs", 3, "times to run the real-torch measurements, Muster's and the floor's in turn; the report gives each time's median")
 	flag.StringVar(&o.floorPods, "floor-pods", floorPodsSame, "what the floor's pods hold: same (Muster's pods: its environment, labels and annotation, without its owner reference and finalizer) or template (the role's template alone)")
+	flag.IntVar(&o.runs, "runs", 5, "times each scenario measures each of its sides, turning their order by one each time; the report gives medians, with min and max")
+	flag.IntVar(&o.hugeRuns, "huge-runs", 3, "the same for the largest scenario (-huge)")
+	flag.StringVar(&floors, "floors", "", "comma-separated floors to measure where a scenario has them (F0, F1, F1s, F2, F2-upstream); empty measures each scenario's own")
 	flag.Parse()
+	for _, f := range strings.Split(floors, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		k, err := parseSideKind(f)
+		if err != nil || k == sideMuster {
+			fmt.Fprintf(os.Stderr, "bench: -floors %q: F0, F1, F1s, F2 or F2-upstream\n", floors)
+			os.Exit(2)
+		}
+		o.floors = append(o.floors, k)
+	}
+	if o.runs < 1 || o.hugeRuns < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -runs and -huge-runs: at least 1")
+		os.Exit(2)
+	}
 	if o.floorPods != floorPodsSame && o.floorPods != floorPodsTemplate {
 		fmt.Fprintf(os.Stderr, "bench: -floor-pods %q: same or template\n", o.floorPods)
 		os.Exit(2)
@@ -88,16 +120,37 @@ func restarts(o options) ([]*restartScenario, error) {
 	return out, nil
 }
 
+// The floors each scenario measures Muster against (see floors.go), and
+// those measured once, for the record: the goals compare the burst with
+// the object floor and the built-in Job controller, a single big job with
+// the pods alone, and the largest run with the object floor.
+var (
+	burstFloors     = []sideKind{sideF0, sideF1, sideF1s, sideF2}
+	burstFloorsOnce = []sideKind{sideF2Upstream}
+	bigFloors       = []sideKind{sideF0}
+	hugeFloors      = []sideKind{sideF1}
+)
+
 // scenarios are the runs the flags ask for.
 func scenarios(o options) ([]*scenario, error) {
 	var out []*scenario
+	// kinds are Muster and the floors of floors that -floors leaves.
+	kinds := func(floors []sideKind) []sideKind {
+		k := []sideKind{sideMuster}
+		for _, f := range floors {
+			if len(o.floors) == 0 || slices.Contains(o.floors, f) {
+				k = append(k, f)
+			}
+		}
+		return k
+	}
 	if o.burst != "" {
 		j, p, err := parseSize(o.burst)
 		if err != nil {
 			return nil, fmt.Errorf("-burst: %w", err)
 		}
 		out = append(out, &scenario{name: "burst", jobs: j, perJob: p, replace: min(o.replace, j),
-			replaceOne: min(o.replaceOne, j)})
+			replaceOne: min(o.replaceOne, j), kinds: kinds(burstFloors), once: kinds(burstFloorsOnce)[1:], runs: o.runs})
 	}
 	if o.big != "" {
 		for _, f := range strings.Split(o.big, ",") {
@@ -105,7 +158,7 @@ func scenarios(o options) ([]*scenario, error) {
 			if err != nil || p < 1 {
 				return nil, fmt.Errorf("-big %q: pod counts, e.g. 500,5000", o.big)
 			}
-			out = append(out, &scenario{name: fmt.Sprintf("big%d", p), jobs: 1, perJob: p})
+			out = append(out, &scenario{name: fmt.Sprintf("big%d", p), jobs: 1, perJob: p, kinds: kinds(bigFloors), runs: o.runs})
 		}
 	}
 	if o.huge != "" {
@@ -113,7 +166,7 @@ func scenarios(o options) ([]*scenario, error) {
 		if err != nil {
 			return nil, fmt.Errorf("-huge: %w", err)
 		}
-		out = append(out, &scenario{name: "huge", jobs: j, perJob: p})
+		out = append(out, &scenario{name: "huge", jobs: j, perJob: p, kinds: kinds(hugeFloors), runs: o.hugeRuns})
 	}
 	return out, nil
 }
@@ -155,6 +208,7 @@ func run(o options) (err error) {
 	cfg.FakeNodes, cfg.GPUsPerNode = most/100+2, 8
 	cfg.Out = os.Stderr
 	cfg.Profiling = o.profile > 0
+	cfg.ControllerManagerQPS, cfg.ControllerManagerBurst = operatorQPS, operatorBurst
 	if err := devcluster.Down(ctx, cfg); err != nil {
 		return err
 	}
@@ -179,10 +233,6 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
-	floorCS, err := floorClient(cfg)
-	if err != nil {
-		return err
-	}
 	operator, err := operatorProcess()
 	if err != nil {
 		return err
@@ -199,9 +249,12 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
-	b := &bench{cfg: cfg, cs: cs, c: c, floorCS: floorCS, o: o, track: track,
+	b := &bench{cfg: cfg, cs: cs, c: c, o: o, track: track,
 		operator: operator, opMetrics: opMetrics, procs: procs,
 		report: &report{started: time.Now(), floorPods: o.floorPods}}
+	if err := b.setUpFloors(ctx, rest); err != nil {
+		return err
+	}
 	if err := b.runAll(ctx, runs, gangs); err != nil {
 		return err
 	}
@@ -217,7 +270,9 @@ func (b *bench) runAll(ctx context.Context, runs []*scenario, gangs []*restartSc
 	// Each scenario resets the high-water mark as it starts: the run's is
 	// the highest of theirs.
 	for _, s := range runs {
-		b.report.peakRSS = max(b.report.peakRSS, s.muster.peakRSS)
+		for _, m := range s.sides[sideMuster] {
+			b.report.peakRSS = max(b.report.peakRSS, m.peakRSS)
+		}
 	}
 	for _, g := range gangs {
 		if err := b.runRestart(ctx, g); err != nil {
@@ -234,14 +289,17 @@ func (b *bench) runAll(ctx context.Context, runs []*scenario, gangs []*restartSc
 }
 
 type bench struct {
-	cfg       *devcluster.Config
-	cs        kubernetes.Interface
-	c         client.Client
-	floorCS   kubernetes.Interface
-	o         options
-	track     *tracker
-	operator  process
-	opMetrics *operatorMetrics
+	cfg *devcluster.Config
+	cs  kubernetes.Interface
+	c   client.Client
+	// floorCS is the plain client of the gang restarts, floorConfig the
+	// kubeconfig of every floor's client (a ServiceAccount's).
+	floorCS     kubernetes.Interface
+	floorConfig string
+	o           options
+	track       *tracker
+	operator    process
+	opMetrics   *operatorMetrics
 	// procs are the measured processes, by name.
 	procs  map[string]process
 	report *report
@@ -269,8 +327,8 @@ func (b *bench) runScenarios(ctx context.Context, runs []*scenario) error {
 func measuredProcesses(cfg *devcluster.Config, operator process) (map[string]process, error) {
 	procs := map[string]process{operatorName: operator}
 	for _, name := range measured {
-		if name == operatorName {
-			continue
+		if name == operatorName || name == floorClientName {
+			continue // the floors' clients are measured while they run
 		}
 		pid, ok := cfg.ComponentPID(name)
 		if !ok {
@@ -291,18 +349,15 @@ func measuredProcesses(cfg *devcluster.Config, operator process) (map[string]pro
 // it would still pay for the operator's own watches (its pods, its
 // Services, its TrainingJobs), which see nothing of the floor's pods.
 func (b *bench) warmUp(ctx context.Context, s *scenario) error {
-	w := &scenario{name: "warmup", jobs: s.jobs, perJob: s.perJob}
+	w := &scenario{name: "warmup", jobs: s.jobs, perJob: s.perJob, kinds: []sideKind{sideMuster, sideF0}, runs: 1}
 	b.logf("warming up: %d pods through Muster, then with the plain client, unmeasured", w.jobs*w.perJob)
 	// Nothing of it is reported, so it writes no profile either.
 	profile := b.o.profile
 	b.o.profile = 0
 	defer func() { b.o.profile = profile }()
-	if err := b.musterSide(ctx, w); err != nil {
-		return err
-	}
-	return b.floorSide(ctx, w)
+	return b.runScenario(ctx, w)
 }
 
 func (b *bench) logf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	fmt.Fprintf(os.Stderr, "bench: "+time.Now().Format("15:04:05")+" "+format+"\n", args...)
 }

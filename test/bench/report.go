@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -130,124 +131,252 @@ func ratioF(a, b float64) string {
 	return fmt.Sprintf("%.2f", a/b)
 }
 
-// writeScenarios writes one table per scenario, each row Muster against
-// the floor measured in the same run.
+// stat is a measurement over a side's runs: their median (of an even
+// number, the lower of the middle two), min and max.
+type stat struct {
+	med, lo, hi float64
+	n           int
+}
+
+func statOf(runs []*side, of func(*side) float64) stat {
+	if len(runs) == 0 {
+		return stat{}
+	}
+	v := make([]float64, len(runs))
+	for i, r := range runs {
+		v[i] = of(r)
+	}
+	slices.Sort(v)
+	return stat{med: v[(len(v)-1)/2], lo: v[0], hi: v[len(v)-1], n: len(v)}
+}
+
+// cell is the median, then min and max when there are several runs.
+func (s stat) cell(format func(float64) string) string {
+	if s.n == 0 {
+		return "-"
+	}
+	if s.n == 1 || s.lo == s.hi {
+		return format(s.med)
+	}
+	return format(s.med) + " (" + format(s.lo) + "-" + format(s.hi) + ")"
+}
+
+func fSecs(v float64) string        { return strconv.FormatFloat(v, 'f', 2, 64) + " s" }
+func fMsec(v float64) string        { return strconv.FormatFloat(v*1000, 'f', 0, 64) + " ms" }
+func fOne(v float64) string         { return strconv.FormatFloat(v, 'f', 1, 64) }
+func fTwo(v float64) string         { return strconv.FormatFloat(v, 'f', 2, 64) }
+func fMiB(v float64) string         { return strconv.FormatFloat(v, 'f', 0, 64) + " MiB" }
+func fCPU(v float64) string         { return strconv.FormatFloat(v, 'f', 1, 64) + " s" }
+func durOf(d time.Duration) float64 { return d.Seconds() }
+
+// sideNames say what each side is, for the report.
+var sideNames = map[sideKind]string{
+	sideMuster:     "Muster",
+	sideF0:         "F0 pods",
+	sideF1:         "F1 object",
+	sideF1s:        "F1s Muster's schema",
+	sideF2:         "F2 Job",
+	sideF2Upstream: "F2 Job, upstream rates",
+}
+
+// writeScenarios writes one table per scenario: each side's median over
+// its runs (min-max), and Muster's ratio to each floor's median.
 func (r *report) writeScenarios(b *strings.Builder) {
 	if len(r.scenarios) == 0 {
 		return
 	}
 	fmt.Fprintf(b, "## The operator on KWOK nodes\n\n")
-	fmt.Fprintf(b, "Each scenario creates its jobs at once through Muster, then the same pods with a plain client-go\n")
-	fmt.Fprintf(b, "program, the floor: %d parallel creators at QPS %d (burst %d), one headless Service per job, pods\n", floorCreators, floorQPS, floorBurst)
-	fmt.Fprintf(b, "placed by the default scheduler on KWOK nodes. Times come from a watch on the pods (first seen,\n")
-	fmt.Fprintf(b, "first seen on a node, first seen Running), from the moment all the jobs are asked for, on both\n")
-	fmt.Fprintf(b, "sides: a job waits for its creator as much as for the cluster. API requests from kube-apiserver's `apiserver_request_total`, counted until the writes\n")
-	fmt.Fprintf(b, "settle (every client's: the scheduler's bindings, KWOK's status updates, the endpoint controllers';\n")
-	fmt.Fprintf(b, "not the components' lease renewals, which go on regardless); writes are the accepted ones, and the\n")
-	fmt.Fprintf(b, "requests the API server refused (throttled, invalid, in conflict) are counted apart: they change\n")
-	fmt.Fprintf(b, "nothing; under load most are KWOK starting a pod it has already started (422: a second pod IP);\n")
-	fmt.Fprintf(b, "CPU from /proc, of each control-plane component, KWOK (which stands in for the nodes' kubelets)\n")
-	fmt.Fprintf(b, "and the operator. A replacement is one pod of each of the first jobs deleted with grace 0; the floor\n")
-	fmt.Fprintf(b, "recreates a pod as soon as its watch sees it gone. Then another pod of each of the first jobs is\n")
-	fmt.Fprintf(b, "deleted, one at a time, each once the one before runs again and the writes settle: a single failure,\n")
-	fmt.Fprintf(b, "which nothing batches with another. Before anything is measured, both sides of the first\n")
-	fmt.Fprintf(b, "scenario run once unmeasured: the API server sizes a watch's buffer when the watch starts, and the\n")
-	fmt.Fprintf(b, "watches opened on a fresh cluster would otherwise fall behind in the first side measured alone.\n\n")
+	fmt.Fprintf(b, "Each scenario creates its jobs at once through Muster and through each of its floors, every side in\n")
+	fmt.Fprintf(b, "its own namespace, deleted and gone before the next side starts; each run starts with the next\n")
+	fmt.Fprintf(b, "side. Cells are the median of the runs, with min-max; ratios are Muster's median over the floor's.\n")
+	fmt.Fprintf(b, "The floors' clients are processes of their own (CPU counted as \"floor client\"), under a\n")
+	fmt.Fprintf(b, "ServiceAccount in the operator's priority level, protobuf for built-in kinds, %d creators at QPS %d\n", floorCreators, floorQPS)
+	fmt.Fprintf(b, "(burst %d). F0: each job's headless Service and its pods. F1: F0 plus one object of a minimal CRD\n", floorBurst)
+	fmt.Fprintf(b, "per job, made first, owning the pods (which it holds with a finalizer) and written twice (created,\n")
+	fmt.Fprintf(b, "all running); a lost pod's finalizer is released and the status written side by side, then the\n")
+	fmt.Fprintf(b, "pod made again under its name. F1s: F1 with Muster's v1beta1 schema and CEL rules under another\n")
+	fmt.Fprintf(b, "group. F2: one Indexed Job (podReplacementPolicy Failed) and headless Service per job, pods made by\n")
+	fmt.Fprintf(b, "kube-controller-manager at the operator's rates (QPS %d, burst %d); \"upstream rates\" once more at\n", operatorQPS, operatorBurst)
+	fmt.Fprintf(b, "its defaults (20, 30). A lost pod is deleted with grace 0; a Job's is then reported Failed, as its\n")
+	fmt.Fprintf(b, "kubelet would (the Job controller replaces only failed pods). Times come from a watch on the pods\n")
+	fmt.Fprintf(b, "from the moment all the jobs are asked for; API requests from `apiserver_request_total` (every\n")
+	fmt.Fprintf(b, "client's, until the writes settle, less lease renewals); CPU from /proc. Before anything is\n")
+	fmt.Fprintf(b, "measured, Muster's and F0's sides of the first scenario run once unmeasured: the API server sizes\n")
+	fmt.Fprintf(b, "a watch's buffer when the watch starts.\n\n")
 	if r.floorPods == floorPodsSame {
-		fmt.Fprintf(b, "The floor's pods are Muster's: the role's template with the environment, labels and annotation\n")
-		fmt.Fprintf(b, "Muster adds (each task's identity), less the owner reference and tracking finalizer only the\n")
-		fmt.Fprintf(b, "operator needs.\n\n")
+		fmt.Fprintf(b, "The floors' pods (F0, F1, F1s) are Muster's: the role's template with the environment, labels and\n")
+		fmt.Fprintf(b, "annotation Muster adds (each task's identity), without Muster's owner reference and finalizer.\n\n")
 	} else {
-		fmt.Fprintf(b, "**The floor's pods hold the role's template alone** (`-floor-pods template`): none of the\n")
-		fmt.Fprintf(b, "environment, labels and annotation Muster adds, so the ratios include what those cost the cluster.\n\n")
+		fmt.Fprintf(b, "**The floors' pods hold the role's template alone** (`-floor-pods template`).\n\n")
 	}
 	for _, s := range r.scenarios {
-		m, f := s.muster, s.floor
-		fmt.Fprintf(b, "### %s: %d jobs x %d pods (load average after: %s)\n\n", s.name, s.jobs, s.perJob, s.load)
-		fmt.Fprintf(b, "| measurement | Muster | floor | ratio |\n|---|---|---|---|\n")
-		fmt.Fprintf(b, "| create -> all pods created | %s | %s | %s |\n", ms(m.created), ms(f.created), ratio(m.created, f.created))
-		fmt.Fprintf(b, "| create -> all pods bound to a node | %s | %s | %s |\n", ms(m.bound), ms(f.bound), ratio(m.bound, f.bound))
-		fmt.Fprintf(b, "| create -> all pods Running | %s | %s | %s |\n", ms(m.all), ms(f.all), ratio(m.all, f.all))
-		if s.jobs > 1 {
-			for _, q := range []float64{0.5, 0.99} {
-				mq, fq := quantile(m.perJob, q), quantile(f.perJob, q)
-				fmt.Fprintf(b, "| per job, all asked for -> all its pods Running, p%.0f | %s | %s | %s |\n", q*100, ms(mq), ms(fq), ratio(mq, fq))
+		writeScenario(b, s)
+	}
+	fmt.Fprintf(b, "Operator peak memory (RSS), the highest of the scenarios' runs: %.0f MiB. A run's own peak starts from what the\n", r.peakRSS)
+	fmt.Fprintf(b, "operator still held when it began: the Go runtime returns freed memory to the system only gradually.\n\n")
+}
+
+// row is one measurement of a scenario's table.
+type row struct {
+	what   string
+	of     func(*side) float64
+	format func(float64) string
+	// musterOnly rows have no floor cells or ratios, noRatio rows no
+	// ratios.
+	musterOnly, noRatio bool
+}
+
+func writeScenario(b *strings.Builder, s *scenario) {
+	kinds := append(slices.Clone(s.kinds), s.once...)
+	floors := s.kinds[1:]
+	fmt.Fprintf(b, "### %s: %d jobs x %d pods, %d runs (load average after: %s)\n\n", s.name, s.jobs, s.perJob, s.runs, s.load)
+	fmt.Fprintf(b, "| measurement |")
+	for _, k := range kinds {
+		fmt.Fprintf(b, " %s |", sideNames[k])
+	}
+	for _, f := range floors {
+		fmt.Fprintf(b, " Muster / %s |", f)
+	}
+	fmt.Fprintf(b, "\n|---|%s%s\n", strings.Repeat("---|", len(kinds)), strings.Repeat("---|", len(floors)))
+	perJob := func(v float64) float64 { return v / float64(s.jobs) }
+	rows := []row{
+		{what: "create -> all pods created", of: func(d *side) float64 { return durOf(d.created) }, format: fSecs},
+		{what: "create -> all pods bound to a node", of: func(d *side) float64 { return durOf(d.bound) }, format: fSecs},
+		{what: "create -> all pods Running", of: func(d *side) float64 { return durOf(d.all) }, format: fSecs},
+	}
+	if s.jobs > 1 {
+		for _, q := range []float64{0.5, 0.99} {
+			rows = append(rows, row{what: fmt.Sprintf("per job, all asked for -> all its pods Running, p%.0f", q*100),
+				of: func(d *side) float64 { return durOf(quantile(d.perJob, q)) }, format: fSecs})
+		}
+	}
+	rows = append(rows,
+		row{what: "API writes per job, all clients", of: func(d *side) float64 { return perJob(d.reqs.writes()) }, format: fOne},
+		row{what: "write requests refused per job (throttled, invalid, in conflict)", of: func(d *side) float64 { return perJob(d.reqs.refusedWrites()) }, format: fOne},
+	)
+	for _, name := range measured {
+		// Only one side runs the operator, only the floors a client of
+		// their own: the row after them compares the two.
+		own := name == operatorName || name == floorClientName
+		rows = append(rows, row{what: name + " CPU", of: func(d *side) float64 { return d.cpu[name] }, format: fCPU, noRatio: own})
+	}
+	rows = append(rows, row{what: "the side's own client CPU (the operator, or the floor's client)", of: func(d *side) float64 {
+		return d.cpu[operatorName] + d.cpu[floorClientName]
+	}, format: fCPU})
+	rows = append(rows,
+		row{what: "CPU of all of the above", of: func(d *side) float64 {
+			var all float64
+			for _, name := range measured {
+				all += d.cpu[name]
+			}
+			return all
+		}, format: fCPU},
+		row{what: "watches the API server closed because their client fell behind", of: func(d *side) float64 {
+			var n float64
+			for _, v := range d.terminated {
+				n += v
+			}
+			return n
+		}, format: func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) }},
+		row{what: "operator CPU per job", of: func(d *side) float64 { return 1000 * perJob(d.cpu[operatorName]) }, format: func(v float64) string { return fOne(v) + " ms" }, musterOnly: true},
+		row{what: "operator: reconciles per job", of: func(d *side) float64 { return perJob(d.ops.reconciles()) }, format: fTwo, musterOnly: true},
+		row{what: "operator: job status writes per job", of: func(d *side) float64 { return perJob(d.ops[`muster_status_writes_total{result="ok"}`]) }, format: fTwo, musterOnly: true},
+		row{what: "operator: job status writes in conflict per job", of: func(d *side) float64 { return perJob(d.ops[`muster_status_writes_total{result="conflict"}`]) }, format: fTwo, musterOnly: true},
+		row{what: "operator: reconciles that waited for the cache to show its own writes, per job", of: func(d *side) float64 { return perJob(d.ops[`muster_expectation_waits_total`]) }, format: fTwo, musterOnly: true},
+	)
+	if s.replace > 0 {
+		n := float64(s.replace)
+		rows = append(rows,
+			row{what: fmt.Sprintf("%d pods deleted -> replacement Running, p50", s.replace), of: func(d *side) float64 { return durOf(quantile(d.replaced, 0.5)) }, format: fMsec},
+			row{what: fmt.Sprintf("%d pods deleted -> replacement Running, p99", s.replace), of: func(d *side) float64 { return durOf(quantile(d.replaced, 0.99)) }, format: fMsec},
+			row{what: "of which delete -> replacement made, p99", of: func(d *side) float64 { return durOf(quantile(d.replacedMade, 0.99)) }, format: fMsec},
+			row{what: "API writes per replaced pod, all clients, the deletes included", of: func(d *side) float64 { return d.replacedReqs.writes() / n }, format: fTwo},
+		)
+	}
+	if s.replaceOne > 0 {
+		n := float64(s.replaceOne)
+		rows = append(rows,
+			row{what: fmt.Sprintf("%d pods deleted one at a time -> replacement Running, p50", s.replaceOne), of: func(d *side) float64 { return durOf(quantile(d.replacedOne, 0.5)) }, format: fMsec},
+			row{what: fmt.Sprintf("%d pods deleted one at a time -> replacement Running, max", s.replaceOne), of: func(d *side) float64 { return durOf(quantile(d.replacedOne, 1)) }, format: fMsec},
+			row{what: "API writes per pod replaced one at a time, all clients, the delete included", of: func(d *side) float64 { return d.replacedOneReqs.writes() / n }, format: fTwo},
+		)
+	}
+	rows = append(rows, row{what: "operator peak RSS", of: func(d *side) float64 { return d.peakRSS }, format: fMiB, musterOnly: true})
+	for _, rw := range rows {
+		writeRow(b, s, kinds, floors, rw)
+	}
+	fmt.Fprintf(b, "| largest TrainingJob object | %.1f KiB |%s%s\n\n", float64(s.jobBytes)/1024,
+		strings.Repeat(" - |", len(kinds)-1), strings.Repeat(" - |", len(floors)))
+	if ms := s.sides[sideMuster]; len(ms) > 0 && s.replace > 0 {
+		all := counters{}
+		for _, m := range ms {
+			for k, v := range m.replacing {
+				all[k] += v
 			}
 		}
-		mw, fw := m.reqs.writes()/float64(s.jobs), f.reqs.writes()/float64(s.jobs)
-		fmt.Fprintf(b, "| API writes per job, all clients | %.1f | %.1f | %s |\n", mw, fw, ratioF(mw, fw))
-		mr, fr := m.reqs.refusedWrites()/float64(s.jobs), f.reqs.refusedWrites()/float64(s.jobs)
-		fmt.Fprintf(b, "| write requests refused per job (throttled, invalid, in conflict) | %.1f | %.1f | - |\n", mr, fr)
-		var mAll, fAll float64
-		for _, name := range measured {
-			mAll, fAll = mAll+m.cpu[name], fAll+f.cpu[name]
-			if name == operatorName {
-				fmt.Fprintf(b, "| operator CPU | %.1f s (%.1f ms per job) | - | - |\n", m.cpu[name], 1000*m.cpu[name]/float64(s.jobs))
-				continue
-			}
-			fmt.Fprintf(b, "| %s CPU | %.1f s | %.1f s | %s |\n", name, m.cpu[name], f.cpu[name], ratioF(m.cpu[name], f.cpu[name]))
+		fmt.Fprintf(b, "Where the operator's time went while replacing, mean over every run: job waiting in its queue %s, reconcile %s, status write %s, pod write's wait for a slot %s, pod create %s, pod release %s.\n\n",
+			all.meanCell("workqueue_queue_duration_seconds", `name="trainingjob"`),
+			all.meanCell("controller_runtime_reconcile_time_seconds", `controller="trainingjob"`),
+			all.meanCell("muster_status_write_duration_seconds"),
+			all.meanCell("muster_pod_write_wait_seconds"),
+			all.meanCell("muster_pod_write_duration_seconds", `action="create"`),
+			all.meanCell("muster_pod_write_duration_seconds", `action="release"`))
+	}
+	writeRequestKinds(b, s, kinds, "Writes by verb and resource (all clients), median of the runs", func(r requests) []string { return r.writeKinds() },
+		func(d *side) requests { return d.reqs })
+	if s.replace > 0 {
+		writeRequestKinds(b, s, kinds, fmt.Sprintf("Writes by verb and resource while %d pods were replaced at once (all clients), median of the runs", s.replace),
+			func(r requests) []string { return r.writeKinds() }, func(d *side) requests { return d.replacedReqs })
+	}
+	writeRequestKinds(b, s, kinds, "Reads by verb and resource (all clients, the bench's own watch and scrapes included), median of the runs",
+		func(r requests) []string { return r.readKinds() }, func(d *side) requests { return d.reqs })
+}
+
+func writeRow(b *strings.Builder, s *scenario, kinds, floors []sideKind, rw row) {
+	fmt.Fprintf(b, "| %s |", rw.what)
+	m := statOf(s.sides[sideMuster], rw.of)
+	for _, k := range kinds {
+		if rw.musterOnly && k != sideMuster {
+			fmt.Fprintf(b, " - |")
+			continue
 		}
-		fmt.Fprintf(b, "| CPU of all of the above | %.1f s | %.1f s | %s |\n", mAll, fAll, ratioF(mAll, fAll))
-		fmt.Fprintf(b, "| watches the API server closed because their client fell behind | %s | %s | - |\n", m.terminated, f.terminated)
-		perJob := func(v float64) string { return strconv.FormatFloat(v/float64(s.jobs), 'f', 2, 64) }
-		fmt.Fprintf(b, "| operator: reconciles per job | %s | - | - |\n", perJob(m.ops.reconciles()))
-		fmt.Fprintf(b, "| operator: job status writes per job (in conflict; left for a later write) | %s (%s; %s) | - | - |\n",
-			perJob(m.ops[`muster_status_writes_total{result="ok"}`]), perJob(m.ops[`muster_status_writes_total{result="conflict"}`]),
-			perJob(m.ops[`muster_status_writes_deferred_total`]))
-		fmt.Fprintf(b, "| operator: reconciles that waited for the cache to show its own writes, per job | %s | - | - |\n",
-			perJob(m.ops[`muster_expectation_waits_total`]))
-		type replacementRow struct {
-			what string
-			m, f []time.Duration
+		fmt.Fprintf(b, " %s |", statOf(s.sides[k], rw.of).cell(rw.format))
+	}
+	for _, f := range floors {
+		if rw.musterOnly || rw.noRatio {
+			fmt.Fprintf(b, " - |")
+			continue
 		}
-		replacementRows := func(rows []replacementRow, qs ...float64) {
-			for _, row := range rows {
-				for _, q := range qs {
-					mq, fq := quantile(row.m, q), quantile(row.f, q)
-					label := fmt.Sprintf("p%.0f", q*100)
-					if q == 1 {
-						label = "max"
-					}
-					fmt.Fprintf(b, "| %s, %s | %s | %s | %s |\n", row.what, label, msec(mq), msec(fq), ratio(mq, fq))
-				}
-			}
+		fmt.Fprintf(b, " %s |", ratioF(m.med, statOf(s.sides[f], rw.of).med))
+	}
+	fmt.Fprintln(b)
+}
+
+// writeRequestKinds writes the median count of each kind of request pick
+// finds, on each side.
+func writeRequestKinds(b *strings.Builder, s *scenario, kinds []sideKind, title string, pick func(requests) []string, of func(*side) requests) {
+	var keys []string
+	for _, k := range kinds {
+		for _, d := range s.sides[k] {
+			keys = union(keys, pick(of(d)))
 		}
-		if len(m.replaced) > 0 {
-			replacementRows([]replacementRow{
-				{fmt.Sprintf("%d pods deleted -> replacement Running", len(m.replaced)), m.replaced, f.replaced},
-				{"of which delete -> replacement made", m.replacedMade, f.replacedMade},
-			}, 0.5, 0.99)
-			t := m.replacing
-			fmt.Fprintf(b, "| operator while replacing, mean: job waiting in its queue / reconcile / status write / pod write's wait for a slot / pod create / pod release | %s | - | - |\n",
-				strings.Join([]string{
-					t.meanCell("workqueue_queue_duration_seconds", `name="trainingjob"`),
-					t.meanCell("controller_runtime_reconcile_time_seconds", `controller="trainingjob"`),
-					t.meanCell("muster_status_write_duration_seconds"),
-					t.meanCell("muster_pod_write_wait_seconds"),
-					t.meanCell("muster_pod_write_duration_seconds", `action="create"`),
-					t.meanCell("muster_pod_write_duration_seconds", `action="release"`),
-				}, " / "))
-		}
-		if len(m.replacedOne) > 0 {
-			replacementRows([]replacementRow{
-				{fmt.Sprintf("%d pods deleted one at a time -> replacement Running", len(m.replacedOne)), m.replacedOne, f.replacedOne},
-				{"of which delete -> replacement made", m.replacedOneMade, f.replacedOneMade},
-			}, 0.5, 1)
-		}
-		fmt.Fprintf(b, "| largest TrainingJob object | %.1f KiB | - | - |\n", float64(s.jobBytes)/1024)
-		fmt.Fprintf(b, "| operator peak RSS in this scenario | %.0f MiB | - | - |\n\n", m.peakRSS)
-		fmt.Fprintf(b, "Writes by verb and resource (all clients):\n\n| request | Muster | floor |\n|---|---|---|\n")
-		for _, k := range union(m.reqs.writeKinds(), f.reqs.writeKinds()) {
-			fmt.Fprintf(b, "| %s | %.0f | %.0f |\n", k, m.reqs[k], f.reqs[k])
-		}
-		fmt.Fprintf(b, "\nReads by verb and resource (all clients, the bench's own watch and scrapes included):\n\n| request | Muster | floor |\n|---|---|---|\n")
-		for _, k := range union(m.reqs.readKinds(), f.reqs.readKinds()) {
-			fmt.Fprintf(b, "| %s | %.0f | %.0f |\n", k, m.reqs[k], f.reqs[k])
+	}
+	if len(keys) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "%s:\n\n| request |", title)
+	for _, k := range kinds {
+		fmt.Fprintf(b, " %s |", sideNames[k])
+	}
+	fmt.Fprintf(b, "\n|---|%s\n", strings.Repeat("---|", len(kinds)))
+	for _, key := range keys {
+		fmt.Fprintf(b, "| %s |", key)
+		for _, k := range kinds {
+			fmt.Fprintf(b, " %.0f |", statOf(s.sides[k], func(d *side) float64 { return of(d)[key] }).med)
 		}
 		fmt.Fprintln(b)
 	}
-	fmt.Fprintf(b, "Operator peak memory (RSS), the highest of the scenarios': %.0f MiB. A scenario's own peak starts from what the\n", r.peakRSS)
-	fmt.Fprintf(b, "operator still held when it began: the Go runtime returns freed memory to the system only gradually.\n\n")
+	fmt.Fprintln(b)
 }
 
 // writeRestarts writes one table per gang restart: Muster in place, Muster

@@ -196,7 +196,7 @@ func (b *bench) floorRestart(ctx context.Context, pods int, out *restartSide) er
 	var mu sync.Mutex
 	var createErr error
 	workqueue.ParallelizeUntil(ctx, floorCreators, pods, func(i int) {
-		if _, err := b.floorCS.CoreV1().Pods(ns).Create(ctx, b.floorPod(job, i), metav1.CreateOptions{}); err != nil {
+		if _, err := b.floorCS.CoreV1().Pods(ns).Create(ctx, floorPod(b.o.floorPods, job, i), metav1.CreateOptions{}); err != nil {
 			mu.Lock()
 			createErr = err
 			mu.Unlock()

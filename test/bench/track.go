@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -38,7 +39,23 @@ type tracker struct {
 // seen is one pod instance.
 type seen struct {
 	ns, name, job string
-	at            time.Time
+	// task is the job's task the pod runs (taskKey), whatever the pod's
+	// name.
+	task string
+	at   time.Time
+}
+
+// taskKey names task index of job.
+func taskKey(job string, index int) string { return job + "/" + strconv.Itoa(index) }
+
+// taskOf is the task a pod runs: the Job controller's index label, or
+// the index its name ends in (Muster's and the floors' pods).
+func taskOf(pod *corev1.Pod) string {
+	if i, ok := pod.Labels[jobIndexLabel]; ok {
+		n, _ := strconv.Atoi(i)
+		return taskKey(pod.Labels[jobLabel], n)
+	}
+	return taskKey(pod.Labels[jobLabel], podIndex(pod.Name))
 }
 
 // jobLabel groups pods into jobs on both sides: the floor's pods carry it,
@@ -69,7 +86,7 @@ func newTracker(ctx context.Context, cs kubernetes.Interface) (*tracker, error) 
 		}
 		t.mu.Lock()
 		if _, ok := t.running[instanceOf(pod)]; !ok {
-			t.running[instanceOf(pod)] = seen{ns: pod.Namespace, name: pod.Name, job: pod.Labels[jobLabel], at: time.Now()}
+			t.running[instanceOf(pod)] = seen{ns: pod.Namespace, name: pod.Name, job: pod.Labels[jobLabel], task: taskOf(pod), at: time.Now()}
 		}
 		t.mu.Unlock()
 		select {
@@ -115,7 +132,7 @@ func instanceOf(pod *corev1.Pod) instance {
 // first records now for the pod under k in m, unless it is there.
 func first[K comparable](m map[K]seen, k K, pod *corev1.Pod) {
 	if _, ok := m[k]; !ok {
-		m[k] = seen{ns: pod.Namespace, name: pod.Name, job: pod.Labels[jobLabel], at: time.Now()}
+		m[k] = seen{ns: pod.Namespace, name: pod.Name, job: pod.Labels[jobLabel], task: taskOf(pod), at: time.Now()}
 	}
 }
 
@@ -169,13 +186,13 @@ func (t *tracker) since(ns string, start time.Time) []seen {
 }
 
 // replacements are, for each pod instance of ns seen Running since start
-// whose name is in deleted, how long after its name's deletion it was first
-// seen (made) and seen Running, each sorted.
+// whose task is in deleted, how long after its task's pod was deleted it
+// was first seen (made) and seen Running, each sorted.
 func (t *tracker) replacements(ns string, start time.Time, deleted map[string]time.Time) (made, running []time.Duration) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for in, s := range t.running {
-		t0, ok := deleted[s.name]
+		t0, ok := deleted[s.task]
 		if s.ns != ns || s.at.Before(start) || !ok {
 			continue
 		}

@@ -111,6 +111,11 @@ type Config struct {
 	// operator's on its pod's loopback address (config/profiling): the
 	// benchmark records their profiles. Off otherwise.
 	Profiling bool
+	// ControllerManagerQPS and ControllerManagerBurst are
+	// kube-controller-manager's client rate limits; 0 keeps the local
+	// cluster's (200 and 400). The benchmark runs the built-in Job
+	// controller at the operator's rates, and once at upstream's.
+	ControllerManagerQPS, ControllerManagerBurst int
 	// Out receives one progress line per step.
 	Out io.Writer
 	// Command is how the user runs muster-dev (`go run ./tools/musterdev`,

@@ -1,6 +1,7 @@
 package devcluster
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -98,8 +99,8 @@ func (c *Config) controllerManagerArgs() []string {
 		"--service-cluster-ip-range=" + ServiceCIDR,
 		"--allocate-node-cidrs=false",
 		// The default 20 QPS would pace Job and GC work on hundreds of fake pods.
-		"--kube-api-qps=200",
-		"--kube-api-burst=400",
+		fmt.Sprintf("--kube-api-qps=%d", cmp.Or(c.ControllerManagerQPS, 200)),
+		fmt.Sprintf("--kube-api-burst=%d", cmp.Or(c.ControllerManagerBurst, 400)),
 		"--feature-gates=" + featureGates,
 		"--profiling=false",
 	}

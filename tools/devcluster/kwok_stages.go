@@ -29,6 +29,11 @@ const (
 	// KWOKExitCodeAnnotation sets the exit code it finishes with (default 0;
 	// non-zero makes the pod Failed).
 	KWOKExitCodeAnnotation = "pod-complete.stage.kwok.x-k8s.io/exit-code"
+	// KWOKKeepRunningLabel keeps a fake pod running even when a batch Job
+	// owns it, which the stock stage would finish at once: a training
+	// job's pods run until their work is done, and the benchmark's built-in
+	// floor (Indexed Jobs) must run as long as Muster's pods do.
+	KWOKKeepRunningLabel = "kwok.muster.dev/keep-running"
 )
 
 // kwokConfiguration raises the pod stage parallelism: the default of 4
@@ -189,6 +194,9 @@ func kwokConfig(stageSources map[string]string) (string, error) {
 		if strings.HasSuffix(f, "pod-delete.yaml") {
 			s = withoutGraceZero(s)
 		}
+		if strings.HasSuffix(f, "pod-complete.yaml") {
+			s = withoutKeepRunning(s)
+		}
 		docs = append(docs, strings.TrimSpace(s)+"\n")
 	}
 	docs = append(docs, podCompleteAnnotated, podRestartInPlace)
@@ -202,6 +210,14 @@ func kwokConfig(stageSources map[string]string) (string, error) {
 func withoutGraceZero(stage string) string {
 	const anchor = "    matchExpressions:\n"
 	term := "    - key: '.metadata.deletionGracePeriodSeconds == 0'\n      operator: 'NotIn'\n      values:\n      - 'true'\n"
+	return strings.Replace(stage, anchor, anchor+term, 1)
+}
+
+// withoutKeepRunning adds a selector term to the stock pod-complete stage:
+// pods labelled KWOKKeepRunningLabel are left running.
+func withoutKeepRunning(stage string) string {
+	const anchor = "    matchExpressions:\n"
+	term := "    - key: '.metadata.labels.\"" + KWOKKeepRunningLabel + "\"'\n      operator: 'DoesNotExist'\n"
 	return strings.Replace(stage, anchor, anchor+term, 1)
 }
 

@@ -2,6 +2,7 @@ package devcluster
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -97,6 +98,11 @@ func TestKWOKConfigHasStockStagesAndTheAnnotatedCompletion(t *testing.T) {
 	exprs, _, _ := unstructured.NestedSlice(del.Object, "spec", "selector", "matchExpressions")
 	if len(exprs) != 2 || !strings.Contains(docs[len(docs)-3], "deletionGracePeriodSeconds") {
 		t.Errorf("pod-delete does not skip grace-0 deletions: %v", exprs)
+	}
+	complete := byName["Stage/pod-complete"]
+	exprs, _, _ = unstructured.NestedSlice(complete.Object, "spec", "selector", "matchExpressions")
+	if len(exprs) != 2 || !strings.Contains(fmt.Sprint(exprs[0]), KWOKKeepRunningLabel) {
+		t.Errorf("pod-complete finishes pods labelled to keep running: %v", exprs)
 	}
 	done := byName["Stage/pod-complete-annotated"]
 	if done == nil {

@@ -216,3 +216,18 @@ func (c *Config) prepareState() error {
 	}
 	return nil
 }
+
+// RestartControllerManager stops kube-controller-manager and starts it
+// again with rate limits qps and burst (0 and 0: the local cluster's), for
+// a benchmark that measures the built-in controllers at more than one
+// rate. It returns once the new process serves its health check.
+func RestartControllerManager(ctx context.Context, c *Config, qps, burst int) error {
+	bins, err := c.clusterBinaries()
+	if err != nil {
+		return err
+	}
+	c.ControllerManagerQPS, c.ControllerManagerBurst = qps, burst
+	c.stop("kube-controller-manager", 30*time.Second)
+	_, err = c.start(ctx, c.controllerManagerComponent(bins.ControlPlane), 60*time.Second)
+	return err
+}

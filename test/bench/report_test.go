@@ -1,0 +1,66 @@
+package main
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestStatIsTheMedianWithMinAndMax(t *testing.T) {
+	runs := func(secs ...float64) []*side {
+		out := make([]*side, len(secs))
+		for i, s := range secs {
+			out[i] = &side{all: time.Duration(s * float64(time.Second))}
+		}
+		return out
+	}
+	all := func(d *side) float64 { return d.all.Seconds() }
+	for _, tc := range []struct {
+		secs []float64
+		want stat
+		cell string
+	}{
+		{[]float64{3, 1, 2, 5, 4}, stat{med: 3, lo: 1, hi: 5, n: 5}, "3.00 s (1.00 s-5.00 s)"},
+		// Of an even number, the lower of the middle two.
+		{[]float64{4, 1, 3, 2}, stat{med: 2, lo: 1, hi: 4, n: 4}, "2.00 s (1.00 s-4.00 s)"},
+		{[]float64{7}, stat{med: 7, lo: 7, hi: 7, n: 1}, "7.00 s"},
+		{nil, stat{}, "-"},
+	} {
+		got := statOf(runs(tc.secs...), all)
+		if got != tc.want {
+			t.Errorf("statOf(%v) = %+v, want %+v", tc.secs, got, tc.want)
+		}
+		if c := got.cell(fSecs); c != tc.cell {
+			t.Errorf("cell of %v = %q, want %q", tc.secs, c, tc.cell)
+		}
+	}
+}
+
+func TestEveryKindLeadsOneRunInTurn(t *testing.T) {
+	kinds := []sideKind{sideMuster, sideF0, sideF1}
+	var firsts []sideKind
+	for r := range len(kinds) {
+		order := turned(kinds, r)
+		if got := slices.Sorted(slices.Values(order)); !slices.Equal(got, slices.Sorted(slices.Values(kinds))) {
+			t.Fatalf("run %d measures %v, not each of %v once", r, order, kinds)
+		}
+		firsts = append(firsts, order[0])
+	}
+	if !slices.Equal(firsts, kinds) {
+		t.Errorf("the runs start with %v, want each kind once: %v", firsts, kinds)
+	}
+}
+
+func TestATaskIsTheSameWhateverItsPodsName(t *testing.T) {
+	pod := func(name string, labels map[string]string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}
+	}
+	muster := pod("job-0003-worker-2", map[string]string{jobLabel: "job-0003"})
+	job := pod("job-0003-2-x7k2p", map[string]string{jobLabel: "job-0003", jobIndexLabel: "2"})
+	if taskOf(muster) != taskKey("job-0003", 2) || taskOf(job) != taskOf(muster) {
+		t.Errorf("tasks %q and %q, want both %q", taskOf(muster), taskOf(job), taskKey("job-0003", 2))
+	}
+}
