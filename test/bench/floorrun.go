@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -115,7 +114,7 @@ func (b *bench) installFloorCRDs(ctx context.Context, rest *rest.Config) error {
 			}},
 		},
 	}
-	f1s, err := musterSchemaElsewhere()
+	f1s, err := musterSchemaElsewhere(b.cfg.Root)
 	if err != nil {
 		return err
 	}
@@ -144,11 +143,7 @@ func (b *bench) installFloorCRDs(ctx context.Context, rest *rest.Config) error {
 
 // musterSchemaElsewhere is Muster's CRD, its served v1beta1 alone, under
 // F1s's group, without the conversion webhook that only serves v1alpha1.
-func musterSchemaElsewhere() (*apiextensionsv1.CustomResourceDefinition, error) {
-	root, err := repoRoot()
-	if err != nil {
-		return nil, err
-	}
+func musterSchemaElsewhere(root string) (*apiextensionsv1.CustomResourceDefinition, error) {
 	raw, err := os.ReadFile(filepath.Join(root, "config", "crd", "bases", "muster.dev_trainingjobs.yaml"))
 	if err != nil {
 		return nil, err
@@ -173,25 +168,6 @@ func musterSchemaElsewhere() (*apiextensionsv1.CustomResourceDefinition, error) 
 	crd.Name = f1sResource.Resource + "." + f1sResource.Group
 	crd.ResourceVersion, crd.Annotations = "", nil
 	return crd, nil
-}
-
-// repoRoot is the checkout the bench runs in (make bench runs it from its
-// root).
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("not inside the checkout")
-		}
-		dir = parent
-	}
 }
 
 // floorSpec writes the spec of a job of perJob pods as Muster's webhook

@@ -455,18 +455,17 @@ func sameAsMusterPod(job *musterv1.TrainingJob, index int) *corev1.Pod {
 	return pod
 }
 
-// recreateOnDelete is the floor's replacement: the plain client makes a
-// pod again as soon as its watch sees it gone. With wholeGang, the first
-// pod it sees failed has it delete every pod of ns at once (grace 0, with
-// its creators): a plain client's restart of a whole gang.
-func (b *bench) recreateOnDelete(ns string, jobs map[string]*musterv1.TrainingJob, wholeGang bool, stop <-chan struct{}) error {
+// recreateOnDelete is the gang restarts' plain client: the first pod its
+// watch sees failed has it delete every pod of ns at once (grace 0, with
+// its creators), and it makes each pod again as soon as it sees it gone.
+func (b *bench) recreateOnDelete(ns string, jobs map[string]*musterv1.TrainingJob, stop <-chan struct{}) error {
 	f := informers.NewSharedInformerFactoryWithOptions(b.floorCS, 0, informers.WithNamespace(ns))
 	inf := f.Core().V1().Pods().Informer()
 	var restarted atomic.Bool
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(_, cur any) {
 			p, ok := cur.(*corev1.Pod)
-			if !wholeGang || !ok || p.Status.Phase != corev1.PodFailed || !restarted.CompareAndSwap(false, true) {
+			if !ok || p.Status.Phase != corev1.PodFailed || !restarted.CompareAndSwap(false, true) {
 				return
 			}
 			all := inf.GetStore().List()

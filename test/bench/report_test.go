@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/muster-dev/muster/tools/devcluster"
 )
 
 func TestStatIsTheMedianWithMinAndMax(t *testing.T) {
@@ -62,5 +64,23 @@ func TestATaskIsTheSameWhateverItsPodsName(t *testing.T) {
 	job := pod("job-0003-2-x7k2p", map[string]string{jobLabel: "job-0003", jobIndexLabel: "2"})
 	if taskOf(muster) != taskKey("job-0003", 2) || taskOf(job) != taskOf(muster) {
 		t.Errorf("tasks %q and %q, want both %q", taskOf(muster), taskOf(job), taskKey("job-0003", 2))
+	}
+}
+
+func TestF1sServesMustersSchemaUnderItsOwnGroup(t *testing.T) {
+	root, err := devcluster.FindRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crd, err := musterSchemaElsewhere(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if crd.Spec.Group != f1sResource.Group || crd.Name != "trainingjobs."+f1sResource.Group || crd.Spec.Conversion != nil {
+		t.Errorf("group %q, name %q, conversion %v: want Muster's CRD under %s, without its webhook", crd.Spec.Group, crd.Name, crd.Spec.Conversion, f1sResource.Group)
+	}
+	if len(crd.Spec.Versions) != 1 || crd.Spec.Versions[0].Name != f1sResource.Version || !crd.Spec.Versions[0].Storage ||
+		crd.Spec.Versions[0].Schema == nil {
+		t.Errorf("versions %+v: want %s alone, stored, with its schema", crd.Spec.Versions, f1sResource.Version)
 	}
 }

@@ -211,7 +211,7 @@ func (b *bench) floorRestart(ctx context.Context, pods int, out *restartSide) er
 	// The client watches until the restart is timed, not while the
 	// namespace goes.
 	stop := make(chan struct{})
-	err := b.recreateOnDelete(ns, map[string]*musterv1.TrainingJob{job.Name: job}, true, stop)
+	err := b.recreateOnDelete(ns, map[string]*musterv1.TrainingJob{job.Name: job}, stop)
 	if err == nil {
 		err = b.measureRestart(ctx, ns, pods, out, func() error { return b.failPod(ctx, ns, job.Name+"-worker-1") })
 	}
