@@ -18,6 +18,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan"
+	"github.com/muster-dev/muster/internal/plan/observe"
 )
 
 // observed is what a reconcile saw beside the job, for the actions.
@@ -127,6 +128,10 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.TrainingJob, 
 	now := r.opts.Clock.Now()
 	var mu sync.Mutex
 	var errs, held []error
+	// A pod that replaces an earlier instance of its task was announced by
+	// the plan's own event (TaskRestarting, JobRestarting, ...): only first
+	// instances are counted in PodsCreated, so a replacement costs no
+	// second event.
 	created := 0
 	r.podWrites.each(ctx, len(pods), func(i int) {
 		pod := pods[i]
@@ -137,7 +142,9 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.TrainingJob, 
 		switch {
 		case err == nil:
 			r.expect.created(job.UID, pod.Name, pod.UID)
-			created++
+			if observe.TaskAttempt(pod) <= 1 {
+				created++
+			}
 			podActions.WithLabelValues("create", "ok").Inc()
 		case apierrors.IsAlreadyExists(err):
 			r.expect.createFailed(job.UID, pod.Name)

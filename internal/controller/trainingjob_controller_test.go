@@ -509,3 +509,47 @@ func TestDeletesWithoutAStatusWriteNeedAFreshJob(t *testing.T) {
 		t.Fatalf("a plan from a stale job deleted the task's new pod: uid %s, deleting %v", got.UID, got.DeletionTimestamp)
 	}
 }
+
+// A replacement pod is announced by the plan's TaskRestarting event alone:
+// PodsCreated counts a task's first pod, so a replaced pod costs the API
+// server one event, not two.
+func TestAReplacementIsAnnouncedOnce(t *testing.T) {
+	h := newHarness(t, twoWorkers(), interceptor.Funcs{}, Options{})
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if got := countEvents(h.events(), musterv1.EventReasonPodsCreated); got != 1 {
+		t.Fatalf("the first pods: %d PodsCreated events, want 1", got)
+	}
+	for _, p := range h.pods() {
+		h.setPhase(p.Name, corev1.PodRunning)
+	}
+	lost := h.pods()[0].Name
+	h.setPhase(lost, corev1.PodFailed)
+	var seen []string
+	for range 5 {
+		if _, err := h.reconcile(); err != nil {
+			t.Fatal(err)
+		}
+		seen = append(seen, h.events()...)
+	}
+	if h.creates != 3 {
+		t.Fatalf("the lost pod was not replaced once: %d creates, events %q", h.creates, seen)
+	}
+	if got := countEvents(seen, musterv1.EventReasonTaskRestarting); got != 1 {
+		t.Errorf("the replacement: %d TaskRestarting events, want 1: %q", got, seen)
+	}
+	if got := countEvents(seen, musterv1.EventReasonPodsCreated); got != 0 {
+		t.Errorf("the replacement: %d PodsCreated events, want none: %q", got, seen)
+	}
+}
+
+func countEvents(events []string, reason musterv1.EventReason) int {
+	n := 0
+	for _, e := range events {
+		if strings.Contains(e, " "+string(reason)+" ") {
+			n++
+		}
+	}
+	return n
+}

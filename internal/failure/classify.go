@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -242,7 +243,21 @@ func shorten(s string) string { return text.Head(s, maxDiagnosticText) }
 // pod that restarts in place lets these end it rather than restart it, so
 // that a failure that would end the same is not run again while the
 // operator decides.
+//
+// Without patterns of the user's the answer is the same for every job, and
+// a plan that makes pods asks for it: it is worked out once (255
+// classifications, each with its diagnostics, cost a plan more than all
+// else it does).
 func (c Classifier) PermanentExitCodes() []int32 {
+	if len(c.user) == 0 {
+		return slices.Clone(defaultPermanentExitCodes())
+	}
+	return c.permanentExitCodes()
+}
+
+var defaultPermanentExitCodes = sync.OnceValue(Classifier{}.permanentExitCodes)
+
+func (c Classifier) permanentExitCodes() []int32 {
 	var out []int32
 	for code := int32(1); code <= 255; code++ {
 		end := PodEnd{Phase: corev1.PodFailed, Containers: []ContainerEnd{{Name: "main", ExitCode: code}}}

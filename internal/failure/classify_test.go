@@ -187,6 +187,15 @@ func TestPermanentExitCodesFollowTheTablesAndTheUsersPatterns(t *testing.T) {
 			t.Errorf("built-in table: %d is not permanent, got %v", not, got)
 		}
 	}
+	// The built-in answer is worked out once: it must be what classifying
+	// each code says, and a caller's change to it must not reach the next.
+	if want := zero.permanentExitCodes(); !slices.Equal(got, want) {
+		t.Errorf("built-in table, remembered: %v, classified now: %v", got, want)
+	}
+	got[0] = 0
+	if again := zero.PermanentExitCodes(); again[0] == 0 {
+		t.Errorf("a caller's change to the answer reached the next caller: %v", again)
+	}
 	c, errs := NewClassifier([]FailurePattern{{
 		Code: 42, Phrase: "DatasetMissing", Attributes: []Attribute{AttributePermanent},
 		ExitCodes: &Range{Min: 3, Max: 3},
