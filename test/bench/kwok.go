@@ -96,6 +96,9 @@ type side struct {
 	// peakRSS is the operator's peak resident memory while this side ran,
 	// in MiB; 0 on the floor's side.
 	peakRSS float64
+	// restarted is what restarting the operator cost once the side's pods
+	// all ran, where the scenario asks for it.
+	restarted *operatorRestart
 }
 
 // scenario is jobs jobs of perJob pods, made at once by Muster and by
@@ -114,6 +117,9 @@ type scenario struct {
 	// jobBytes is the size of the largest TrainingJob object, in bytes.
 	jobBytes int
 	load     string
+	// restartOperator restarts the operator on Muster's side once its
+	// pods all run (-operator-restart).
+	restartOperator bool
 }
 
 // runScenario measures every side of s, s.runs times. Each run starts
@@ -367,6 +373,11 @@ func (b *bench) musterSide(ctx context.Context, s *scenario, ns string, out *sid
 	}
 	out.replacing = after.minus(before)
 	out.peakRSS = b.operator.peakRSS()
+	if s.restartOperator {
+		if out.restarted, err = b.restartOperator(ctx, s.jobs); err != nil {
+			return err
+		}
+	}
 	return b.deleteNamespace(ctx, ns)
 }
 

@@ -15,6 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -39,6 +42,11 @@ type options struct {
 	runs, hugeRuns int
 	// floors, when set, are the only floors measured.
 	floors []sideKind
+	// operatorRestart restarts the operator in the largest scenario.
+	operatorRestart bool
+	// v1alpha1 is whether the CRD serves v1alpha1, as config/production
+	// installs it; without, as the chart installs it.
+	v1alpha1 bool
 }
 
 // The floor's pods: the same pods Muster makes (its environment, labels
@@ -73,6 +81,8 @@ func main() {
 	flag.StringVar(&o.floorPods, "floor-pods", floorPodsSame, "what the floor's pods hold: same (Muster's pods: its environment, labels and annotation, without its owner reference and finalizer) or template (the role's template alone)")
 	flag.IntVar(&o.runs, "runs", 5, "times each scenario measures each of its sides, turning their order by one each time; the report gives medians, with min and max")
 	flag.IntVar(&o.hugeRuns, "huge-runs", 3, "the same for the largest scenario (-huge)")
+	flag.BoolVar(&o.operatorRestart, "operator-restart", true, "in the largest scenario (-huge), restart the operator (SIGTERM, as an upgrade does) once Muster's pods all run, and time its next instance to leading and to every job reconciled")
+	flag.BoolVar(&o.v1alpha1, "v1alpha1", true, "serve the deprecated muster.dev/v1alpha1 through the conversion webhook, as config/production does (the API server then converts every TrainingJob write for the version's watch cache); false serves v1beta1 alone, as the chart does")
 	flag.StringVar(&floors, "floors", "", "comma-separated floors to measure where a scenario has them (F0, F1, F1s, F2, F2-upstream); empty measures each scenario's own")
 	flag.Parse()
 	for _, f := range strings.Split(floors, ",") {
@@ -166,7 +176,7 @@ func scenarios(o options) ([]*scenario, error) {
 		if err != nil {
 			return nil, fmt.Errorf("-huge: %w", err)
 		}
-		out = append(out, &scenario{name: "huge", jobs: j, perJob: p, kinds: kinds(hugeFloors), runs: o.hugeRuns})
+		out = append(out, &scenario{name: "huge", jobs: j, perJob: p, kinds: kinds(hugeFloors), runs: o.hugeRuns, restartOperator: o.operatorRestart})
 	}
 	return out, nil
 }
@@ -233,6 +243,11 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
+	if !o.v1alpha1 {
+		if err := stopServingV1alpha1(ctx, c); err != nil {
+			return err
+		}
+	}
 	operator, err := operatorProcess()
 	if err != nil {
 		return err
@@ -251,7 +266,7 @@ func run(o options) (err error) {
 	}
 	b := &bench{cfg: cfg, cs: cs, c: c, o: o, track: track,
 		operator: operator, opMetrics: opMetrics, procs: procs,
-		report: &report{started: time.Now(), floorPods: o.floorPods}}
+		report: &report{started: time.Now(), floorPods: o.floorPods, v1alpha1: o.v1alpha1}}
 	if err := b.setUpFloors(ctx, rest); err != nil {
 		return err
 	}
@@ -360,4 +375,19 @@ func (b *bench) warmUp(ctx context.Context, s *scenario) error {
 
 func (b *bench) logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+time.Now().Format("15:04:05")+" "+format+"\n", args...)
+}
+
+// stopServingV1alpha1 turns the local cluster's install into the chart's
+// as far as versions go: v1alpha1 no longer served, so the API server
+// keeps no watch cache for it and converts no write for one. The
+// conversion webhook stays, for a job still stored as v1alpha1 (none here).
+func stopServingV1alpha1(ctx context.Context, c client.Client) error {
+	crd := &unstructured.Unstructured{}
+	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
+	crd.SetName("trainingjobs.muster.dev")
+	patch := []byte(`[{"op":"test","path":"/spec/versions/0/name","value":"v1alpha1"},{"op":"replace","path":"/spec/versions/0/served","value":false}]`)
+	if err := c.Patch(ctx, crd, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		return fmt.Errorf("no longer serving v1alpha1: %w", err)
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -123,6 +124,17 @@ func (c counters) reconciles() float64 {
 type operatorMetrics struct {
 	http  *http.Client
 	token string
+	// netns is the operator's network namespace, by one of its process's
+	// /proc entries: follow moves it to the operator's next process.
+	netns atomic.Pointer[string]
+}
+
+// follow makes the scrapes enter the network namespace of process pid:
+// the operator's next instance, in the same pod.
+func (m *operatorMetrics) follow(pid int) {
+	netns := fmt.Sprintf("/proc/%d/ns/net", pid)
+	m.netns.Store(&netns)
+	m.http.CloseIdleConnections()
 }
 
 const (
@@ -150,16 +162,18 @@ func newOperatorMetrics(ctx context.Context, cs kubernetes.Interface, operatorPI
 	if err != nil {
 		return nil, fmt.Errorf("a token to read the operator's metrics: %w", err)
 	}
-	netns := fmt.Sprintf("/proc/%d/ns/net", operatorPID)
+	m := &operatorMetrics{token: tr.Status.Token}
 	transport := &http.Transport{
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return dialIn(ctx, netns, network, addr)
+			return dialIn(ctx, *m.netns.Load(), network, addr)
 		},
 		// The operator serves its metrics with a certificate it made
 		// itself at start; the bench trusts the process it found by PID.
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see above
 	}
-	return &operatorMetrics{http: &http.Client{Transport: transport, Timeout: 10 * time.Second}, token: tr.Status.Token}, nil
+	m.http = &http.Client{Transport: transport, Timeout: 10 * time.Second}
+	m.follow(operatorPID)
+	return m, nil
 }
 
 // timing is whether a series is the sum or count of one of the
@@ -223,6 +237,20 @@ func dialIn(ctx context.Context, path, network, addr string) (net.Conn, error) {
 
 // scrape reads the counters the report shows.
 func (m *operatorMetrics) scrape(ctx context.Context) (counters, error) {
+	want := map[string]bool{}
+	for _, k := range operatorCounters {
+		want[k] = true
+	}
+	return m.read(ctx, func(key string) bool { return want[key] || timing(key) })
+}
+
+// scrapeAll reads every series but the histograms' buckets.
+func (m *operatorMetrics) scrapeAll(ctx context.Context) (counters, error) {
+	return m.read(ctx, func(key string) bool { return !strings.Contains(key, "_bucket{") })
+}
+
+// read reads the series keep keeps.
+func (m *operatorMetrics) read(ctx context.Context, keep func(string) bool) (counters, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+operatorMetricsAddr+"/metrics", nil)
 	if err != nil {
 		return nil, err
@@ -237,16 +265,12 @@ func (m *operatorMetrics) scrape(ctx context.Context) (counters, error) {
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		return nil, fmt.Errorf("reading the operator's metrics: %s: %s", resp.Status, body)
 	}
-	want := map[string]bool{}
-	for _, k := range operatorCounters {
-		want[k] = true
-	}
 	out := counters{}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		key, value, ok := strings.Cut(sc.Text(), " ")
-		if !ok || !want[key] && !timing(key) {
+		if !ok || strings.HasPrefix(key, "#") || !keep(key) {
 			continue
 		}
 		if v, err := strconv.ParseFloat(value, 64); err == nil {

@@ -43,6 +43,8 @@ type report struct {
 	torch     *torchResult
 	// floorPods is what the floor's pods held (-floor-pods).
 	floorPods string
+	// v1alpha1 is whether the CRD served v1alpha1 (-v1alpha1).
+	v1alpha1 bool
 }
 
 func ratio(a, b time.Duration) string {
@@ -78,6 +80,11 @@ func (r *report) write(dir string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Muster benchmark report\n\n%s- run: %s, took %s\n\n", machine(),
 		r.started.UTC().Format(time.RFC3339), time.Since(r.started).Round(time.Second))
+	if r.v1alpha1 {
+		b.WriteString("The CRD serves v1beta1 and, through the conversion webhook, v1alpha1, as config/production installs it.\n\n")
+	} else {
+		b.WriteString("The CRD serves v1beta1 alone, as the chart installs it (-v1alpha1=false).\n\n")
+	}
 	r.writeScenarios(&b)
 	r.writeRestarts(&b)
 	if t := r.torch; t != nil {
@@ -301,6 +308,22 @@ func writeScenario(b *strings.Builder, s *scenario) {
 			row{what: "API writes per pod replaced one at a time, all clients, the delete included", of: func(d *side) float64 { return d.replacedOneReqs.writes() / n }, format: fTwo},
 		)
 	}
+	if s.restartOperator {
+		restarted := func(of func(*operatorRestart) float64) func(*side) float64 {
+			return func(d *side) float64 {
+				if d.restarted == nil {
+					return 0
+				}
+				return of(d.restarted)
+			}
+		}
+		rows = append(rows,
+			row{what: "operator restarted (SIGTERM, every pod running) -> its next instance leads", of: restarted(func(r *operatorRestart) float64 { return durOf(r.leading) }), format: fSecs, musterOnly: true},
+			row{what: "operator restarted -> every job reconciled", of: restarted(func(r *operatorRestart) float64 { return durOf(r.reconciled) }), format: fSecs, musterOnly: true},
+			row{what: "API writes while the operator restarted, all clients", of: restarted(func(r *operatorRestart) float64 { return r.reqs.writes() }), format: fOne, musterOnly: true},
+			row{what: "job status writes by the operator's next instance", of: restarted(func(r *operatorRestart) float64 { return r.statusWrites }), format: fOne, musterOnly: true},
+		)
+	}
 	rows = append(rows, row{what: "operator peak RSS", of: func(d *side) float64 { return d.peakRSS }, format: fMiB, musterOnly: true})
 	for _, rw := range rows {
 		writeRow(b, s, kinds, floors, rw)
@@ -327,6 +350,15 @@ func writeScenario(b *strings.Builder, s *scenario) {
 	if s.replace > 0 {
 		writeRequestKinds(b, s, kinds, fmt.Sprintf("Writes by verb and resource while %d pods were replaced at once (all clients), median of the runs", s.replace),
 			func(r requests) []string { return r.writeKinds() }, func(d *side) requests { return d.replacedReqs })
+	}
+	if s.restartOperator {
+		writeRequestKinds(b, s, []sideKind{sideMuster}, "Writes by verb and resource while the operator restarted (all clients), median of the runs",
+			func(r requests) []string { return r.writeKinds() }, func(d *side) requests {
+				if d.restarted == nil {
+					return nil
+				}
+				return d.restarted.reqs
+			})
 	}
 	writeRequestKinds(b, s, kinds, "Reads by verb and resource (all clients, the bench's own watch and scrapes included), median of the runs",
 		func(r requests) []string { return r.readKinds() }, func(d *side) requests { return d.reqs })
