@@ -243,10 +243,8 @@ func run(o options) (err error) {
 	if err != nil {
 		return err
 	}
-	if !o.v1alpha1 {
-		if err := stopServingV1alpha1(ctx, c); err != nil {
-			return err
-		}
+	if err := serveVersions(ctx, c, o.v1alpha1); err != nil {
+		return err
 	}
 	operator, err := operatorProcess()
 	if err != nil {
@@ -377,11 +375,15 @@ func (b *bench) logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+time.Now().Format("15:04:05")+" "+format+"\n", args...)
 }
 
-// stopServingV1alpha1 turns the local cluster's install into the chart's
-// as far as versions go: v1alpha1 no longer served, so the API server
-// keeps no watch cache for it and converts no write for one. The
-// conversion webhook stays, for a job still stored as v1alpha1 (none here).
-func stopServingV1alpha1(ctx context.Context, c client.Client) error {
+// serveVersions leaves the CRD as config/dev installs it, serving
+// v1alpha1, or, without v1alpha1, turns it into the chart's as far as
+// versions go: v1alpha1 no longer served, so the API server keeps no watch
+// cache for it and converts no write for one. The conversion webhook
+// stays, for a job still stored as v1alpha1 (none here).
+func serveVersions(ctx context.Context, c client.Client, v1alpha1 bool) error {
+	if v1alpha1 {
+		return nil
+	}
 	crd := &unstructured.Unstructured{}
 	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
 	crd.SetName("trainingjobs.muster.dev")

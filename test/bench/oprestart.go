@@ -55,30 +55,8 @@ func (b *bench) restartOperator(ctx context.Context, jobs int) (*operatorRestart
 		return nil, fmt.Errorf("stopping the operator: %w", err)
 	}
 	out := &operatorRestart{}
-	var next process
-	err = pollUntil(ctx, 5*time.Minute, func() (bool, error) {
-		p, err := operatorProcess()
-		if err != nil || p.pid == old.pid {
-			return false, nil
-		}
-		next = p
-		return true, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("the operator did not run again: %w", err)
-	}
-	b.operator, b.procs[operatorName] = next, next
-	b.opMetrics.follow(next.pid)
-	err = pollUntil(ctx, 5*time.Minute, func() (bool, error) {
-		l, err := leases.Get(ctx, operatorLeaseName, metav1.GetOptions{})
-		if err != nil || l.Spec.HolderIdentity == nil {
-			return false, nil
-		}
-		h := *l.Spec.HolderIdentity
-		return h != "" && h != held, nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("the operator's next instance does not lead: %w", err)
+	if err := b.nextOperator(ctx, old, held); err != nil {
+		return nil, err
 	}
 	out.leading = time.Since(start)
 	err = pollUntil(ctx, 10*time.Minute, func() (bool, error) {
@@ -111,6 +89,39 @@ func (b *bench) restartOperator(ctx context.Context, jobs int) (*operatorRestart
 	b.logf("the operator leads again after %s, has reconciled every job after %s; %.0f writes meanwhile (%s)",
 		out.leading.Round(time.Millisecond), out.reconciled.Round(time.Millisecond), out.reqs.writes(), describeWrites(out.reqs))
 	return out, nil
+}
+
+// nextOperator waits for the operator's process after old, has the bench
+// measure and scrape it from then on, and waits for it to take the Lease
+// from held.
+func (b *bench) nextOperator(ctx context.Context, old process, held string) error {
+	var next process
+	err := pollUntil(ctx, 5*time.Minute, func() (bool, error) {
+		p, err := operatorProcess()
+		if err != nil || p.pid == old.pid {
+			return false, nil
+		}
+		next = p
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the operator did not run again: %w", err)
+	}
+	b.operator, b.procs[operatorName] = next, next
+	b.opMetrics.follow(next.pid)
+	leases := b.cs.CoordinationV1().Leases(operatorLeaseNS)
+	err = pollUntil(ctx, 5*time.Minute, func() (bool, error) {
+		l, err := leases.Get(ctx, operatorLeaseName, metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return false, nil
+		}
+		h := *l.Spec.HolderIdentity
+		return h != "" && h != held, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the operator's next instance does not lead: %w", err)
+	}
+	return nil
 }
 
 // describeWrites lists writes by kind, for the log.

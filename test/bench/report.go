@@ -308,22 +308,7 @@ func writeScenario(b *strings.Builder, s *scenario) {
 			row{what: "API writes per pod replaced one at a time, all clients, the delete included", of: func(d *side) float64 { return d.replacedOneReqs.writes() / n }, format: fTwo},
 		)
 	}
-	if s.restartOperator {
-		restarted := func(of func(*operatorRestart) float64) func(*side) float64 {
-			return func(d *side) float64 {
-				if d.restarted == nil {
-					return 0
-				}
-				return of(d.restarted)
-			}
-		}
-		rows = append(rows,
-			row{what: "operator restarted (SIGTERM, every pod running) -> its next instance leads", of: restarted(func(r *operatorRestart) float64 { return durOf(r.leading) }), format: fSecs, musterOnly: true},
-			row{what: "operator restarted -> every job reconciled", of: restarted(func(r *operatorRestart) float64 { return durOf(r.reconciled) }), format: fSecs, musterOnly: true},
-			row{what: "API writes while the operator restarted, all clients", of: restarted(func(r *operatorRestart) float64 { return r.reqs.writes() }), format: fOne, musterOnly: true},
-			row{what: "job status writes by the operator's next instance", of: restarted(func(r *operatorRestart) float64 { return r.statusWrites }), format: fOne, musterOnly: true},
-		)
-	}
+	rows = append(rows, restartRows(s)...)
 	rows = append(rows, row{what: "operator peak RSS", of: func(d *side) float64 { return d.peakRSS }, format: fMiB, musterOnly: true})
 	for _, rw := range rows {
 		writeRow(b, s, kinds, floors, rw)
@@ -351,15 +336,7 @@ func writeScenario(b *strings.Builder, s *scenario) {
 		writeRequestKinds(b, s, kinds, fmt.Sprintf("Writes by verb and resource while %d pods were replaced at once (all clients), median of the runs", s.replace),
 			func(r requests) []string { return r.writeKinds() }, func(d *side) requests { return d.replacedReqs })
 	}
-	if s.restartOperator {
-		writeRequestKinds(b, s, []sideKind{sideMuster}, "Writes by verb and resource while the operator restarted (all clients), median of the runs",
-			func(r requests) []string { return r.writeKinds() }, func(d *side) requests {
-				if d.restarted == nil {
-					return nil
-				}
-				return d.restarted.reqs
-			})
-	}
+	writeRestartWrites(b, s)
 	writeRequestKinds(b, s, kinds, "Reads by verb and resource (all clients, the bench's own watch and scrapes included), median of the runs",
 		func(r requests) []string { return r.readKinds() }, func(d *side) requests { return d.reqs })
 }
@@ -474,4 +451,40 @@ func restartTimings(t counters) string {
 		t.meanCell("muster_pod_write_duration_seconds", `action="create"`),
 		t.meanCell("muster_pod_write_duration_seconds", `action="delete"`),
 	}, " / ")
+}
+
+// restartRows are the rows of an operator restart (-operator-restart),
+// where the scenario has one.
+func restartRows(s *scenario) []row {
+	if !s.restartOperator {
+		return nil
+	}
+	restarted := func(of func(*operatorRestart) float64) func(*side) float64 {
+		return func(d *side) float64 {
+			if d.restarted == nil {
+				return 0
+			}
+			return of(d.restarted)
+		}
+	}
+	return []row{
+		{what: "operator restarted (SIGTERM, every pod running) -> its next instance leads", of: restarted(func(r *operatorRestart) float64 { return durOf(r.leading) }), format: fSecs, musterOnly: true},
+		{what: "operator restarted -> every job reconciled", of: restarted(func(r *operatorRestart) float64 { return durOf(r.reconciled) }), format: fSecs, musterOnly: true},
+		{what: "API writes while the operator restarted, all clients", of: restarted(func(r *operatorRestart) float64 { return r.reqs.writes() }), format: fOne, musterOnly: true},
+		{what: "job status writes by the operator's next instance", of: restarted(func(r *operatorRestart) float64 { return r.statusWrites }), format: fOne, musterOnly: true},
+	}
+}
+
+// writeRestartWrites lists the writes of an operator restart by kind.
+func writeRestartWrites(b *strings.Builder, s *scenario) {
+	if !s.restartOperator {
+		return
+	}
+	writeRequestKinds(b, s, []sideKind{sideMuster}, "Writes by verb and resource while the operator restarted (all clients), median of the runs",
+		func(r requests) []string { return r.writeKinds() }, func(d *side) requests {
+			if d.restarted == nil {
+				return nil
+			}
+			return d.restarted.reqs
+		})
 }
