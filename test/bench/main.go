@@ -42,6 +42,9 @@ type options struct {
 	runs, hugeRuns int
 	// floors, when set, are the only floors measured.
 	floors []sideKind
+	// warmUp runs the first scenario's Muster and F0 sides once,
+	// unmeasured, before anything is measured.
+	warmUp bool
 	// operatorRestart restarts the operator in the largest scenario.
 	operatorRestart bool
 	// v1alpha1 is whether the CRD serves v1alpha1, as config/production
@@ -81,6 +84,7 @@ func main() {
 	flag.StringVar(&o.floorPods, "floor-pods", floorPodsSame, "what the floor's pods hold: same (Muster's pods: its environment, labels and annotation, without its owner reference and finalizer) or template (the role's template alone)")
 	flag.IntVar(&o.runs, "runs", 5, "times each scenario measures each of its sides, turning their order by one each time; the report gives medians, with min and max")
 	flag.IntVar(&o.hugeRuns, "huge-runs", 3, "the same for the largest scenario (-huge)")
+	flag.BoolVar(&o.warmUp, "warm-up", true, "run the first scenario's Muster and F0 sides once, unmeasured, before anything is measured (a fresh cluster's watches fall behind once); false saves that time, and the first side measured pays for them")
 	flag.BoolVar(&o.operatorRestart, "operator-restart", true, "in the largest scenario (-huge), restart the operator (SIGTERM, as an upgrade does) once Muster's pods all run, and time its next instance to leading and to every job reconciled")
 	flag.BoolVar(&o.v1alpha1, "v1alpha1", true, "serve the deprecated muster.dev/v1alpha1 through the conversion webhook, as config/production does (the API server then converts every TrainingJob write for the version's watch cache); false serves v1beta1 alone, as the chart does")
 	flag.StringVar(&floors, "floors", "", "comma-separated floors to measure where a scenario has them (F0, F1, F1s, F2, F2-upstream); empty measures each scenario's own")
@@ -324,8 +328,10 @@ func (b *bench) runScenarios(ctx context.Context, runs []*scenario) error {
 	if len(runs) == 0 {
 		return nil
 	}
-	if err := b.warmUp(ctx, runs[0]); err != nil {
-		return fmt.Errorf("warming up: %w", err)
+	if b.o.warmUp {
+		if err := b.warmUp(ctx, runs[0]); err != nil {
+			return fmt.Errorf("warming up: %w", err)
+		}
 	}
 	for _, s := range runs {
 		if err := b.runScenario(ctx, s); err != nil {
