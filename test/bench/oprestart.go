@@ -11,7 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// operatorLease is the operator's leader-election Lease (cmd/muster-operator).
+// The operator's leader-election Lease, as cmd/muster-operator names it
+// (tools/devcluster waits for the same one when it installs the operator).
 const (
 	operatorLeaseNS   = "muster-system"
 	operatorLeaseName = "muster-operator.muster.dev"
