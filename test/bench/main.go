@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/muster-dev/muster/internal/webhook"
 	"github.com/muster-dev/muster/tools/devcluster"
 )
 
@@ -392,7 +393,7 @@ func serveVersions(ctx context.Context, c client.Client, v1alpha1 bool) error {
 	}
 	crd := &unstructured.Unstructured{}
 	crd.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"})
-	crd.SetName("trainingjobs.muster.dev")
+	crd.SetName(webhook.CRDName)
 	patch := []byte(`[{"op":"test","path":"/spec/versions/0/name","value":"v1alpha1"},{"op":"replace","path":"/spec/versions/0/served","value":false}]`)
 	if err := c.Patch(ctx, crd, client.RawPatch(types.JSONPatchType, patch)); err != nil {
 		return fmt.Errorf("no longer serving v1alpha1: %w", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // The operator's leader-election Lease, as cmd/muster-operator names it
@@ -60,7 +61,7 @@ func (b *bench) restartOperator(ctx context.Context, jobs int) (*operatorRestart
 		return nil, err
 	}
 	out.leading = time.Since(start)
-	err = pollUntil(ctx, 10*time.Minute, func() (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		c, err := b.opMetrics.scrapeAll(ctx)
 		if err != nil {
 			return false, nil
@@ -97,7 +98,7 @@ func (b *bench) restartOperator(ctx context.Context, jobs int) (*operatorRestart
 // from held.
 func (b *bench) nextOperator(ctx context.Context, old process, held string) error {
 	var next process
-	err := pollUntil(ctx, 5*time.Minute, func() (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		p, err := operatorProcess()
 		if err != nil || p.pid == old.pid {
 			return false, nil
@@ -111,7 +112,7 @@ func (b *bench) nextOperator(ctx context.Context, old process, held string) erro
 	b.operator, b.procs[operatorName] = next, next
 	b.opMetrics.follow(next.pid)
 	leases := b.cs.CoordinationV1().Leases(operatorLeaseNS)
-	err = pollUntil(ctx, 5*time.Minute, func() (bool, error) {
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		l, err := leases.Get(ctx, operatorLeaseName, metav1.GetOptions{})
 		if err != nil || l.Spec.HolderIdentity == nil {
 			return false, nil
@@ -132,25 +133,4 @@ func describeWrites(r requests) string {
 		parts = append(parts, k+" "+strconv.FormatFloat(r[k], 'f', 0, 64))
 	}
 	return strings.Join(parts, ", ")
-}
-
-// pollUntil calls done every 100 ms until it says so, fails, or timeout
-// passes.
-func pollUntil(ctx context.Context, timeout time.Duration, done func() (bool, error)) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	for {
-		ok, err := done()
-		if err != nil {
-			return err
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }
