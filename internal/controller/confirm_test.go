@@ -86,7 +86,7 @@ func TestAStartedOperatorWaitsForAPodCacheBehindTheStatus(t *testing.T) {
 	}
 	// Caught up: nothing to do.
 	cache.hidden = nil
-	h.r.client = cache
+	h.readThrough(cache)
 	if _, err := h.reconcile(); err != nil {
 		t.Fatal(err)
 	}
@@ -223,6 +223,11 @@ func (r refusingReader) List(ctx context.Context, list client.ObjectList, opts .
 	return r.Reader.List(ctx, list, opts...)
 }
 
+// readThrough has the reconciler read the cluster through c from now on.
+func (h *harness) readThrough(c client.Client) {
+	h.r.client, h.r.listJobPods = c, listThrough(c)
+}
+
 // olderCache shows some pods as they were.
 type olderCache struct {
 	client.Client
@@ -283,7 +288,7 @@ func TestAStartedOperatorWaitsForAPodsNewerState(t *testing.T) {
 			err, h.statusWrites-writes, first.DeletionTimestamp != nil, res.RequeueAfter)
 	}
 	// Caught up: the suspension goes on.
-	h.r.client = h.c
+	h.readThrough(h.c)
 	if _, err := h.reconcile(); err != nil {
 		t.Fatal(err)
 	}

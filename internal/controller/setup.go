@@ -223,7 +223,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if opts.APIReader == nil {
 		opts.APIReader = mgr.GetAPIReader()
 	}
-	if err := indexPods(context.Background(), mgr.GetFieldIndexer()); err != nil {
+	listJobPods, err := indexPods(context.Background(), mgr)
+	if err != nil {
 		return fmt.Errorf("indexing pods by job: %w", err)
 	}
 	jobs.setSource(mgr.GetCache(), mgr.Elected())
@@ -240,5 +241,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		opts.InPlace.Default = autoOrRecreate(ctx, mgr.GetClient(), opts.InPlace, ctrl.Log.WithName("restarts"))
 		cancel()
 	}
-	return NewReconciler(c, leader.FencedRecorder(mgr.GetEventRecorder("muster-operator"), opts.Fence), opts).SetupWithManager(mgr)
+	r := NewReconciler(c, leader.FencedRecorder(mgr.GetEventRecorder("muster-operator"), opts.Fence), opts)
+	r.listJobPods = listJobPods
+	return r.SetupWithManager(mgr)
 }

@@ -80,8 +80,8 @@ func (r *Reconciler) releaseOrphans(ctx context.Context, job types.NamespacedNam
 		return err
 	}
 	var refs []plan.PodRef
-	for i := range items {
-		if p := &items[i]; observe.Tracked(p) && p.DeletionTimestamp != nil {
+	for _, p := range items {
+		if observe.Tracked(p) && p.DeletionTimestamp != nil {
 			refs = append(refs, plan.PodRef{Name: p.Name, UID: p.UID})
 		}
 	}

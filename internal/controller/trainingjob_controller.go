@@ -125,6 +125,8 @@ type Reconciler struct {
 	// nodes follows what the nodes support for the restart mode Auto;
 	// nil when the default is another (restartmode.go).
 	nodes *nodeSupport
+	// listJobPods reads a job's pods from the cache (podindex.go).
+	listJobPods jobPodLister
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -135,7 +137,7 @@ func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options)
 	r := &Reconciler{client: c, recorder: recorder, opts: opts, expect: newExpectations(opts.ExpectationTimeout),
 		failures: map[types.NamespacedName]refusals{}, progress: newPendingProgress(opts.StatusBatch),
 		podWrites: newPodWrites(opts.CreateWorkers), confirmed: &confirmedJobs{jobs: map[types.NamespacedName]bool{}},
-		sshSecrets: newSSHSecrets()}
+		sshSecrets: newSSHSecrets(), listJobPods: listThrough(c)}
 	if opts.InPlace.Default == RestartModeAuto {
 		r.nodes = newNodeSupport(ctrl.Log.WithName("restarts"))
 	}
@@ -255,8 +257,7 @@ func (r *Reconciler) observe(ctx context.Context, job *musterv1.TrainingJob) ([]
 	}
 	pods := make([]*corev1.Pod, 0, len(items))
 	var orphans []plan.PodRef
-	for i := range items {
-		p := &items[i]
+	for _, p := range items {
 		switch {
 		case metav1.IsControlledBy(p, job):
 			pods = append(pods, p)
