@@ -229,7 +229,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	jobs.setSource(mgr.GetCache(), mgr.Elected())
 	// Every write of a leader-elected part goes through the fence.
-	c := leader.Fenced(mgr.GetClient(), opts.Fence)
+	c, err := WithMetadataCreates(mgr.GetClient(), mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return err
+	}
+	c = leader.Fenced(c, opts.Fence)
 	if opts.StatusClient != nil {
 		opts.StatusClient = leader.Fenced(opts.StatusClient, opts.Fence)
 	}
