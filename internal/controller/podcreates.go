@@ -41,7 +41,9 @@ func WithMetadataCreates(c client.Client, cfg *rest.Config, httpClient *http.Cli
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	metav1.AddMetaToScheme(scheme)
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		return nil, err
+	}
 	cfg = rest.CopyConfig(cfg)
 	cfg.APIPath = "/api"
 	cfg.GroupVersion = &corev1.SchemeGroupVersion
