@@ -10,13 +10,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-)
 
-// The operator's leader-election Lease, as cmd/muster-operator names it
-// (tools/devcluster waits for the same one when it installs the operator).
-const (
-	operatorLeaseNS   = "muster-system"
-	operatorLeaseName = "muster-operator.muster.dev"
+	"github.com/muster-dev/muster/tools/devcluster"
 )
 
 // operatorRestart is what an operator restart cost, with every pod of a
@@ -37,8 +32,8 @@ type operatorRestart struct {
 // once), then for the writes to settle. A job whose pods all run and whose
 // status says so needs no write.
 func (b *bench) restartOperator(ctx context.Context, jobs int) (*operatorRestart, error) {
-	leases := b.cs.CoordinationV1().Leases(operatorLeaseNS)
-	lease, err := leases.Get(ctx, operatorLeaseName, metav1.GetOptions{})
+	leases := b.cs.CoordinationV1().Leases(devcluster.OperatorNamespace)
+	lease, err := leases.Get(ctx, devcluster.OperatorLease, metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -111,9 +106,9 @@ func (b *bench) nextOperator(ctx context.Context, old process, held string) erro
 	}
 	b.operator, b.procs[operatorName] = next, next
 	b.opMetrics.follow(next.pid)
-	leases := b.cs.CoordinationV1().Leases(operatorLeaseNS)
+	leases := b.cs.CoordinationV1().Leases(devcluster.OperatorNamespace)
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
-		l, err := leases.Get(ctx, operatorLeaseName, metav1.GetOptions{})
+		l, err := leases.Get(ctx, devcluster.OperatorLease, metav1.GetOptions{})
 		if err != nil || l.Spec.HolderIdentity == nil {
 			return false, nil
 		}

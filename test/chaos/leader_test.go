@@ -14,10 +14,11 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/test/framework"
 )
 
 // leaseName is the operator's leader election Lease.
-const leaseName = "muster-operator.muster.dev"
+const leaseName = framework.OperatorLease
 
 // takeoverGoal is how soon after the leader's death the standby must lead.
 // The standby tries every retry period (2 s) plus a jitter of up to 1.2

@@ -17,12 +17,15 @@ import (
 	"sigs.k8s.io/yaml"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/tools/devcluster"
 )
 
 const (
 	// OperatorNamespace is where every install of Muster (config/dev, the
 	// release's install.yaml and chart) runs the operator.
-	OperatorNamespace = "muster-system"
+	OperatorNamespace = devcluster.OperatorNamespace
+	// OperatorLease is the operator's leader-election Lease there.
+	OperatorLease = devcluster.OperatorLease
 	// OperatorSelector selects the operator's pods.
 	OperatorSelector = "app.kubernetes.io/name=muster-operator"
 )

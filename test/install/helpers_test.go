@@ -22,7 +22,7 @@ import (
 
 const (
 	namespace = framework.OperatorNamespace
-	lease     = "muster-operator.muster.dev"
+	lease     = framework.OperatorLease
 	jobsNS    = "install-jobs"
 )
 

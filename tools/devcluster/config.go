@@ -78,8 +78,9 @@ const (
 	// OperatorImage is the image of the operator Deployment in config/manager;
 	// muster-dev installs its own build of it from the local registry instead.
 	OperatorImage = "ghcr.io/muster-dev/muster-operator:v0.1.0"
-	// operatorNamespace and operatorDeployment name what config/dev installs.
-	operatorNamespace  = "muster-system"
+	// OperatorNamespace is where config/dev installs the operator.
+	OperatorNamespace = "muster-system"
+	// operatorDeployment is the operator's Deployment there.
 	operatorDeployment = "muster-operator"
 )
 

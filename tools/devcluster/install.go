@@ -50,21 +50,21 @@ func (c *Config) installOperator(ctx context.Context, bins *Binaries, cs kuberne
 	}
 	if err := poll(waitCtx, func(ctx context.Context) error { return deploymentAvailable(ctx, cs) }); err != nil {
 		return fmt.Errorf("the operator Deployment %s/%s is not Available: %w\n%s",
-			operatorNamespace, operatorDeployment, err, describeOperatorPods(ctx, cs))
+			OperatorNamespace, operatorDeployment, err, describeOperatorPods(ctx, cs))
 	}
 	// Available only says the pod is Ready (which the process node reports
 	// without probing). Holding the leader lease proves the operator runs
 	// and reaches the API server with its service-account token and RBAC.
 	if err := poll(waitCtx, func(ctx context.Context) error { return operatorLeads(ctx, cs) }); err != nil {
 		return fmt.Errorf("the operator runs but does not hold its leader lease %s/%s: %w\n%s",
-			operatorNamespace, operatorLease, err, describeOperatorPods(ctx, cs))
+			OperatorNamespace, OperatorLease, err, describeOperatorPods(ctx, cs))
 	}
 	// Every TrainingJob create goes through the webhook: the cluster is
 	// ready for jobs once the webhook answers one.
 	if err := poll(waitCtx, func(ctx context.Context) error { return c.webhookAnswers(ctx, kubectl) }); err != nil {
 		return fmt.Errorf("the admission webhook does not answer: %w\n%s", err, describeOperatorPods(ctx, cs))
 	}
-	c.logf("%-24s installed in %-8s (Deployment %s/%s Available, leader elected, webhook answering)", "muster-operator", since(start), operatorNamespace, operatorDeployment)
+	c.logf("%-24s installed in %-8s (Deployment %s/%s Available, leader elected, webhook answering)", "muster-operator", since(start), OperatorNamespace, operatorDeployment)
 	return nil
 }
 
@@ -168,11 +168,12 @@ func crdServed(cs kubernetes.Interface) error {
 	return fmt.Errorf("muster.dev/v1beta1 does not list trainingjobs yet")
 }
 
-// operatorLease is the operator's leader-election ID (cmd/muster-operator).
-const operatorLease = "muster-operator.muster.dev"
+// OperatorLease is the operator's leader-election Lease in
+// OperatorNamespace, as cmd/muster-operator names it.
+const OperatorLease = "muster-operator.muster.dev"
 
 func operatorLeads(ctx context.Context, cs kubernetes.Interface) error {
-	lease, err := cs.CoordinationV1().Leases(operatorNamespace).Get(ctx, operatorLease, metav1.GetOptions{})
+	lease, err := cs.CoordinationV1().Leases(OperatorNamespace).Get(ctx, OperatorLease, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -180,7 +181,7 @@ func operatorLeads(ctx context.Context, cs kubernetes.Interface) error {
 	if lease.Spec.HolderIdentity != nil {
 		holder = *lease.Spec.HolderIdentity
 	}
-	pods, err := cs.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{})
+	pods, err := cs.CoreV1().Pods(OperatorNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -193,7 +194,7 @@ func operatorLeads(ctx context.Context, cs kubernetes.Interface) error {
 }
 
 func deploymentAvailable(ctx context.Context, cs kubernetes.Interface) error {
-	d, err := cs.AppsV1().Deployments(operatorNamespace).Get(ctx, operatorDeployment, metav1.GetOptions{})
+	d, err := cs.AppsV1().Deployments(OperatorNamespace).Get(ctx, operatorDeployment, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -209,7 +210,7 @@ func deploymentAvailable(ctx context.Context, cs kubernetes.Interface) error {
 func describeOperatorPods(ctx context.Context, cs kubernetes.Interface) string {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	pods, err := cs.CoreV1().Pods(operatorNamespace).List(ctx, metav1.ListOptions{})
+	pods, err := cs.CoreV1().Pods(OperatorNamespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err.Error()
 	}
