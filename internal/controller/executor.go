@@ -135,9 +135,9 @@ func (r *Reconciler) createPods(ctx context.Context, job *musterv1.TrainingJob, 
 	created := 0
 	r.podWrites.each(ctx, len(pods), func(i int) {
 		pod := pods[i]
-		// Create decodes the API server's answer into pod: let it go once
-		// done, so that a big job's creates hold the answers in flight, not
-		// every one until the last is made.
+		// Let each pod go once made, so that a big job's creates hold the
+		// pods in flight, not every one (with the API server's answer
+		// decoded into it) until the last is made.
 		defer func() { pods[i] = nil }()
 		r.expect.expectCreate(job.UID, pod.Name, now)
 		err := timed("create", func() error { return r.client.Create(ctx, pod) })
