@@ -199,6 +199,7 @@ func run(f *flags) error {
 		WebhookServer:          webhookServer,
 		Cache:                  controller.CacheOptions(namespaces, gangs, f.kueue),
 		Client:                 controller.ClientOptions(),
+		NewClient:              controller.NewClient,
 		Metrics:                managerMetrics(f),
 		HealthProbeBindAddress: f.healthAddr,
 		PprofBindAddress:       f.pprofAddr,

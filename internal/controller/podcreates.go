@@ -34,9 +34,9 @@ type metadataCreates struct {
 	pods rest.Interface
 }
 
-// WithMetadataCreates wraps c, which talks to the API server of cfg over
-// httpClient. Setup wraps the operator's client with it.
-func WithMetadataCreates(c client.Client, cfg *rest.Config, httpClient *http.Client) (client.Client, error) {
+// withMetadataCreates wraps c, which talks to the API server of cfg over
+// httpClient.
+func withMetadataCreates(c client.Client, cfg *rest.Config, httpClient *http.Client) (client.Client, error) {
 	scheme := runtime.NewScheme()
 	if err := corev1.AddToScheme(scheme); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -68,6 +69,23 @@ func CacheOptions(namespaces []string, gangs GangOptions, kueue bool) cache.Opti
 // per reconcile.
 func ClientOptions() client.Options {
 	return client.Options{Cache: &client.CacheOptions{Unstructured: true}}
+}
+
+// NewClient makes the operator's client, as the manager's NewClient: the
+// manager's own, whose pod creates are answered with the pod's metadata
+// alone (podcreates.go).
+func NewClient(cfg *rest.Config, o client.Options) (client.Client, error) {
+	c, err := client.New(cfg, o)
+	if err != nil {
+		return nil, err
+	}
+	httpClient := o.HTTPClient
+	if httpClient == nil {
+		if httpClient, err = rest.HTTPClientFor(cfg); err != nil {
+			return nil, err
+		}
+	}
+	return withMetadataCreates(c, cfg, httpClient)
 }
 
 // trimDeployment keeps what planning reads of a TensorBoard Deployment: its
@@ -229,11 +247,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	jobs.setSource(mgr.GetCache(), mgr.Elected())
 	// Every write of a leader-elected part goes through the fence.
-	c, err := WithMetadataCreates(mgr.GetClient(), mgr.GetConfig(), mgr.GetHTTPClient())
-	if err != nil {
-		return err
-	}
-	c = leader.Fenced(c, opts.Fence)
+	c := leader.Fenced(mgr.GetClient(), opts.Fence)
 	if opts.StatusClient != nil {
 		opts.StatusClient = leader.Fenced(opts.StatusClient, opts.Fence)
 	}

@@ -7,21 +7,19 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/muster-dev/muster/internal/controller"
 )
 
-// The operator's pod creates are answered with the pod's metadata alone:
+// The operator's client (the manager's NewClient, in the binary and in
+// these tests) has its pod creates answered with the pod's metadata alone:
 // the pod it sent then holds what the API server decided (its UID,
 // resource version, creation time), its spec stays as sent, a refusal is
 // still the API server's error, and other kinds go through as before.
 func TestPodCreatesAreAnsweredWithMetadata(t *testing.T) {
 	e := newEnv(t)
-	hc, err := rest.HTTPClientFor(cfg)
-	e.g.Expect(err).NotTo(gomega.HaveOccurred())
-	c, err := controller.WithMetadataCreates(k8s, cfg, hc)
+	c, err := controller.NewClient(cfg, client.Options{Scheme: scheme})
 	e.g.Expect(err).NotTo(gomega.HaveOccurred())
 
 	pod := &corev1.Pod{

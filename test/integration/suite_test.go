@@ -234,6 +234,7 @@ func startOperatorWith(manager func(*ctrl.Options), edits ...func(*controller.Op
 		Scheme:     scheme,
 		Cache:      controller.CacheOptions(nil, gangOptions(), true),
 		Client:     controller.ClientOptions(),
+		NewClient:  controller.NewClient,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
 	}
@@ -363,7 +364,7 @@ func interceptWrites(ns string, write func(obj client.Object) error) func(*ctrl.
 	}
 	return func(mo *ctrl.Options) {
 		mo.NewClient = func(cfg *rest.Config, o client.Options) (client.Client, error) {
-			c, err := client.New(cfg, o)
+			c, err := controller.NewClient(cfg, o)
 			if err != nil {
 				return nil, err
 			}
