@@ -9,10 +9,12 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -197,7 +199,10 @@ func parseSize(s string) (int, int, error) {
 }
 
 func run(o options) (err error) {
-	ctx := context.Background()
+	// Interrupted, the bench stops what it measures and still takes its
+	// cluster down (below), rather than leave it running.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	runs, err := scenarios(o)
 	if err != nil {
 		return err

@@ -77,6 +77,7 @@ func TestNamespacedOperatorNeedsOnlyTheChartsRoles(t *testing.T) {
 		Scheme:                        scheme,
 		Cache:                         controller.CacheOptions(watchedNamespaces, gangOptions(), true),
 		Client:                        controller.ClientOptions(),
+		NewClient:                     controller.NewClient,
 		Metrics:                       metricsserver.Options{BindAddress: "0"},
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},
 		LeaderElection:                true,
