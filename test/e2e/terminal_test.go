@@ -75,6 +75,9 @@ func newTerminal(t *testing.T, dir string) *terminal {
 		"KUBECONFIG=" + cluster.Kubeconfig(),
 		"PS1=$ ",
 		"HOME=" + dir,
+		// No history file: bash writes one into HOME when kill-server
+		// hangs it up, racing the removal of the test's directory.
+		"HISTFILE=",
 	}
 	// Enough scrollback for a whole test's logs.
 	// The environment goes through env: tmux gives a pane the PATH of the
