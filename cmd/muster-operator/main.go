@@ -198,7 +198,6 @@ func run(f *flags) error {
 		Scheme:                 scheme,
 		WebhookServer:          webhookServer,
 		Cache:                  controller.CacheOptions(namespaces, gangs, f.kueue),
-		Client:                 controller.ClientOptions(),
 		NewClient:              controller.NewClient,
 		Metrics:                managerMetrics(f),
 		HealthProbeBindAddress: f.healthAddr,

@@ -62,30 +62,33 @@ func CacheOptions(namespaces []string, gangs GangOptions, kueue bool) cache.Opti
 	return opts
 }
 
-// ClientOptions make the operator's client read unstructured objects (the
-// gang backends' PodGroups, Kueue's Workloads and ResourceFlavors) from the
-// cache that CacheOptions scopes, as it reads typed ones; by default
-// controller-runtime sends every unstructured read to the API server, once
-// per reconcile.
-func ClientOptions() client.Options {
-	return client.Options{Cache: &client.CacheOptions{Unstructured: true}}
-}
-
 // NewClient makes the operator's client, as the manager's NewClient: the
 // manager's own, whose pod creates are answered with the pod's metadata
-// alone (podcreates.go).
+// alone (podcreates.go), and which reads unstructured objects (the gang
+// backends' PodGroups, Kueue's Workloads and ResourceFlavors) from the
+// cache that CacheOptions scopes, as it reads typed ones: by default
+// controller-runtime sends every unstructured read to the API server, once
+// per reconcile. Both are set here, in the one function the manager calls,
+// so that no caller can take one without the other.
 func NewClient(cfg *rest.Config, o client.Options) (client.Client, error) {
+	if o.Cache != nil {
+		cached := *o.Cache
+		cached.Unstructured = true
+		o.Cache = &cached
+	}
+	// One connection pool for the client and its pod creates.
+	if o.HTTPClient == nil {
+		httpClient, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			return nil, err
+		}
+		o.HTTPClient = httpClient
+	}
 	c, err := client.New(cfg, o)
 	if err != nil {
 		return nil, err
 	}
-	httpClient := o.HTTPClient
-	if httpClient == nil {
-		if httpClient, err = rest.HTTPClientFor(cfg); err != nil {
-			return nil, err
-		}
-	}
-	return withMetadataCreates(c, cfg, httpClient)
+	return withMetadataCreates(c, cfg, o.HTTPClient)
 }
 
 // trimDeployment keeps what planning reads of a TensorBoard Deployment: its

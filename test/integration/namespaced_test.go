@@ -76,7 +76,6 @@ func TestNamespacedOperatorNeedsOnlyTheChartsRoles(t *testing.T) {
 	mgr, err := ctrl.NewManager(sa, ctrl.Options{
 		Scheme:                        scheme,
 		Cache:                         controller.CacheOptions(watchedNamespaces, gangOptions(), true),
-		Client:                        controller.ClientOptions(),
 		NewClient:                     controller.NewClient,
 		Metrics:                       metricsserver.Options{BindAddress: "0"},
 		Controller:                    config.Controller{SkipNameValidation: ptr.To(true)},

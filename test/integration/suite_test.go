@@ -233,7 +233,6 @@ func startOperatorWith(manager func(*ctrl.Options), edits ...func(*controller.Op
 	mo := ctrl.Options{
 		Scheme:     scheme,
 		Cache:      controller.CacheOptions(nil, gangOptions(), true),
-		Client:     controller.ClientOptions(),
 		NewClient:  controller.NewClient,
 		Metrics:    metricsserver.Options{BindAddress: "0"},
 		Controller: config.Controller{SkipNameValidation: ptr.To(true)},
