@@ -29,7 +29,8 @@ import (
 //     v1alpha1's FailJob, which retry could still undo, is FailJob too.
 //   - spec.run.suspend is spec.run.execution: Suspend.
 //   - status.mpi is new: v1alpha1 keeps it in the annotation alone; so
-//     is spec.failurePolicy.restartMode.
+//     are spec.failurePolicy.restartMode, spec.progress and
+//     status.progress.
 //   - classification.disabled is enabled, skipInitContainers is
 //     runInitContainers; spec.scheduling.queue is volcanoQueue,
 //     status.scheduling.queue is localQueue, spec.runtime.volcano is
@@ -83,12 +84,16 @@ type betaFields struct {
 	// PodRestarts are status.attempts[].podRestarts, by position; status
 	// too, with no guard.
 	PodRestarts []*v1beta1.PodRestarts `json:"podRestarts,omitempty"`
+	// Progress is spec.progress, which v1alpha1 cannot change either, and
+	// ProgressStatus status.progress.
+	Progress       *v1beta1.Progress       `json:"progress,omitempty"`
+	ProgressStatus *v1beta1.ProgressStatus `json:"progressStatus,omitempty"`
 }
 
 // empty is whether nothing is kept.
 func (b betaFields) empty() bool {
 	return b.Rules == nil && b.Retry == nil && b.Scopes == nil && b.ResumeRequest == "" && b.RestartMode == "" &&
-		b.MPI == (v1beta1.MPIStatus{}) && b.PodRestarts == nil
+		b.MPI == (v1beta1.MPIStatus{}) && b.PodRestarts == nil && b.Progress == nil && b.ProgressStatus == nil
 }
 
 // ConvertTo converts this job to the hub version, v1beta1.
@@ -136,6 +141,8 @@ func (dst *TrainingJob) ConvertFrom(hub conversion.Hub) error {
 	keep.RestartMode = in.Spec.FailurePolicy.RestartMode
 	keep.MPI = in.Status.MPI
 	keep.PodRestarts = attemptPodRestarts(in.Status.Attempts)
+	keep.Progress = in.Spec.Progress
+	keep.ProgressStatus = in.Status.Progress
 	return putAnnotation(&dst.ObjectMeta, AnnotationV1beta1Fields, keep, !keep.empty())
 }
 
@@ -235,6 +242,8 @@ func restoreBeta(dst *v1beta1.TrainingJob, from *TrainingJob, lost betaFields) {
 	dst.Spec.Run.ResumeRequest = lost.ResumeRequest
 	dst.Spec.FailurePolicy.RestartMode = lost.RestartMode
 	dst.Status.MPI = lost.MPI
+	dst.Spec.Progress = lost.Progress
+	dst.Status.Progress = lost.ProgressStatus
 	if len(lost.PodRestarts) == len(dst.Status.Attempts) {
 		for i := range dst.Status.Attempts {
 			dst.Status.Attempts[i].PodRestarts = lost.PodRestarts[i]
@@ -409,8 +418,14 @@ func Convert_v1beta1_Role_To_v1alpha1_Role(in *v1beta1.Role, out *Role, s apicon
 	return autoConvert_v1beta1_Role_To_v1alpha1_Role(in, out, s)
 }
 
+// Convert_v1beta1_TrainingJobSpec_To_v1alpha1_TrainingJobSpec drops
+// progress; ConvertFrom keeps it.
+func Convert_v1beta1_TrainingJobSpec_To_v1alpha1_TrainingJobSpec(in *v1beta1.TrainingJobSpec, out *TrainingJobSpec, s apiconversion.Scope) error {
+	return autoConvert_v1beta1_TrainingJobSpec_To_v1alpha1_TrainingJobSpec(in, out, s)
+}
+
 // Convert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus drops
-// mpi; ConvertFrom keeps it.
+// mpi and progress; ConvertFrom keeps them.
 func Convert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus(in *v1beta1.TrainingJobStatus, out *TrainingJobStatus, s apiconversion.Scope) error {
 	return autoConvert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus(in, out, s)
 }

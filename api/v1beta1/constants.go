@@ -52,6 +52,10 @@ const (
 	EnvPodName      = "MUSTER_POD_NAME"
 	EnvPodUID       = "MUSTER_POD_UID"
 	EnvServiceName  = "MUSTER_SERVICE_NAME"
+	// EnvProgressPort is, for a job with spec.progress, the port to serve
+	// its training progress on (examples/progress/muster_progress.py reads
+	// it); set in the pods made while spec.progress is.
+	EnvProgressPort = "MUSTER_PROGRESS_PORT"
 	// EnvInPlaceRestarts is, in a pod that restarts in place, the value of
 	// its muster.dev/in-place-restarts annotation when the container
 	// started.
@@ -87,6 +91,10 @@ const (
 	// whether its TensorBoard serves; false with why not (Starting,
 	// NameTaken, TensorBoardCreateFailed, InvalidSpec, TTLExpired).
 	ConditionTensorBoardReady ConditionType = "TensorBoardReady"
+	// ConditionStalled is, for a job with spec.progress.stallSeconds,
+	// whether its reported progress has stood still that long (Stalled),
+	// or moves (Progressing). Absent until the job first reports.
+	ConditionStalled ConditionType = "Stalled"
 )
 
 // ConditionReason is the reason of a TrainingJob condition, of
@@ -130,6 +138,10 @@ const (
 	ReasonTTLExpired        ConditionReason = "TTLExpired"
 	ReasonInvalidSpec       ConditionReason = "InvalidSpec"
 
+	// Stalled.
+	ReasonStalled     ConditionReason = "Stalled"
+	ReasonProgressing ConditionReason = "Progressing"
+
 	// Succeeded and Failed, and status.completion.
 	ReasonCompletionPolicy     ConditionReason = "CompletionPolicyMet"
 	ReasonAllTasksCompleted    ConditionReason = "AllTasksCompleted"
@@ -172,6 +184,8 @@ const (
 	EventReasonTensorBoardFailed    EventReason = "TensorBoardCreateFailed"
 	EventReasonTTLExpired           EventReason = "TTLExpired"
 	EventReasonPodLabelsChanged     EventReason = "PodLabelsChanged"
+	EventReasonStalled              EventReason = "Stalled"
+	EventReasonProgressUnreadable   EventReason = "ProgressUnreadable"
 )
 
 // EndedEventReason is the reason of the Event that records a job's end

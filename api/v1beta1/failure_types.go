@@ -91,7 +91,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.timeoutSeconds) || (has(self.onEvents) && self.onEvents.all(e, e == 'PodPending'))",message="timeoutSeconds applies to the PodPending event only"
 // +kubebuilder:validation:XValidation:rule="!(has(self.onExitCodes) || has(self.onClasses)) || !has(self.onEvents) || self.onEvents.all(e, e == 'PodFailed' || e == 'PodEvicted')",message="onExitCodes and onClasses describe a pod's end: with them, onEvents may name only PodFailed and PodEvicted"
 // +kubebuilder:validation:XValidation:rule="!(self.action == 'RestartTask' || self.action == 'FailTask') || !has(self.onEvents) || self.onEvents.all(e, e == 'PodFailed' || e == 'PodEvicted' || e == 'PodPending')",message="action: RestartTask and FailTask act on one pod: onEvents may name only PodFailed, PodEvicted and PodPending"
-// +kubebuilder:validation:XValidation:rule="!has(self.roles) || !has(self.onEvents) || !self.onEvents.exists(e, e == 'PartlyPlaced')",message="onEvents: PartlyPlaced belongs to the whole job, not to roles"
+// +kubebuilder:validation:XValidation:rule="!has(self.roles) || !has(self.onEvents) || !self.onEvents.exists(e, e == 'PartlyPlaced' || e == 'Stalled')",message="onEvents: PartlyPlaced and Stalled belong to the whole job, not to roles"
 type FailureRule struct {
 	// action is what a match does:
 	//   - RestartTask replaces the pod of the task the event is about.
@@ -114,7 +114,7 @@ type FailureRule struct {
 	Action FailureAction `json:"action,omitempty"`
 
 	// roles limits the rule to events of these roles. Empty: every role,
-	// and the job-wide PartlyPlaced event.
+	// and the job-wide PartlyPlaced and Stalled events.
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:MaxLength=40
 	// +listType=set
@@ -131,9 +131,12 @@ type FailureRule struct {
 	//   - TaskFailed: a task has failed for good.
 	//   - PartlyPlaced: some tasks run while other tasks' pods cannot be
 	//     scheduled (Volcano's Unknown event).
+	//   - Stalled: the job's reported progress has not moved for
+	//     spec.progress.stallSeconds (a hang). It is a Transient failure of
+	//     the whole job.
 	// With onExitCodes or onClasses and no onEvents, the rule matches
 	// PodFailed and PodEvicted.
-	// +kubebuilder:validation:MaxItems=6
+	// +kubebuilder:validation:MaxItems=7
 	// +listType=set
 	// +optional
 	OnEvents []FailureEvent `json:"onEvents,omitempty"`
@@ -203,7 +206,7 @@ const (
 )
 
 // FailureEvent is an event a failure rule can match.
-// +kubebuilder:validation:Enum=PodFailed;PodEvicted;PodPending;TaskCompleted;TaskFailed;PartlyPlaced
+// +kubebuilder:validation:Enum=PodFailed;PodEvicted;PodPending;TaskCompleted;TaskFailed;PartlyPlaced;Stalled
 type FailureEvent string
 
 // Failure events.
@@ -214,6 +217,7 @@ const (
 	EventTaskCompleted FailureEvent = "TaskCompleted"
 	EventTaskFailed    FailureEvent = "TaskFailed"
 	EventPartlyPlaced  FailureEvent = "PartlyPlaced"
+	EventStalled       FailureEvent = "Stalled"
 )
 
 // FailureClass classifies a failure.

@@ -50,7 +50,7 @@ const (
 // +kubebuilder:validation:MinProperties=1
 type TrainingJobStatus struct {
 	// conditions are Created, Running, Restarting, Suspended,
-	// GangScheduled, TensorBoardReady, Succeeded and Failed.
+	// GangScheduled, TensorBoardReady, Stalled, Succeeded and Failed.
 	// +listType=map
 	// +listMapKey=type
 	// +kubebuilder:validation:MaxItems=16
@@ -153,6 +153,11 @@ type TrainingJobStatus struct {
 	// tensorboard is the state of the job's TensorBoard, with its address.
 	// +optional
 	TensorBoard TensorBoardStatus `json:"tensorboard,omitzero"`
+
+	// progress is how far training is, as the job's program last reported
+	// it (spec.progress).
+	// +optional
+	Progress *ProgressStatus `json:"progress,omitempty"`
 
 	// mpi is what the operator made for an MPI job: the name of its SSH
 	// key pair Secret.

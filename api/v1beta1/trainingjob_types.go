@@ -117,6 +117,13 @@ type TrainingJobSpec struct {
 	// changed or removed at any time.
 	// +optional
 	TensorBoard TensorBoard `json:"tensorboard,omitzero"`
+
+	// progress makes the operator read the training progress the job's
+	// program reports into status.progress, and can make a job whose
+	// progress stops Stalled. It may be added, changed or removed at any
+	// time.
+	// +optional
+	Progress *Progress `json:"progress,omitempty"`
 }
 
 // Role is a group of identical tasks.

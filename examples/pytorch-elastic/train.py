@@ -11,6 +11,11 @@ import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
+try:
+    import muster_progress  # examples/progress: rank 0's progress for `muster get`
+except ImportError:  # run outside the example's job
+    muster_progress = None
+
 EPOCHS = int(os.environ.get("EPOCHS", "24"))
 STEP_SECONDS = float(os.environ.get("STEP_SECONDS", "0.05"))  # stands in for real compute
 CKPT = os.path.join(os.environ.get("CKPT_DIR", "/tmp"), "checkpoint.pt")
@@ -47,9 +52,11 @@ def main():
     dataset = data()
     sampler = DistributedSampler(dataset, num_replicas=world, rank=rank)
     loader = DataLoader(dataset, batch_size=32, sampler=sampler)
+    steps = len(loader)
     for epoch in range(start, EPOCHS):
         sampler.set_epoch(epoch)
         total, n = 0.0, 0
+        began = time.monotonic()
         for x, y in loader:
             opt.zero_grad()
             loss = torch.nn.functional.mse_loss(ddp(x), y)
@@ -57,6 +64,10 @@ def main():
             opt.step()
             total, n = total + loss.item(), n + 1
             time.sleep(STEP_SECONDS)
+            if muster_progress:
+                rate = n * len(x) * world / max(time.monotonic() - began, 1e-6)
+                muster_progress.report(step=epoch * steps + n, total_steps=EPOCHS * steps, epoch=epoch,
+                                       total_epochs=EPOCHS, samples_per_second=rate, loss=loss.item())
         mean = torch.tensor([total / n])
         dist.all_reduce(mean)
         if rank == 0:
@@ -67,6 +78,9 @@ def main():
         dist.barrier()
     if rank == 0:
         log(event="finished", epochs=EPOCHS, world=world)
+        if muster_progress:
+            muster_progress.report(step=EPOCHS * steps, total_steps=EPOCHS * steps, epoch=EPOCHS,
+                                   total_epochs=EPOCHS)
     dist.destroy_process_group()
 
 

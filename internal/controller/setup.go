@@ -241,6 +241,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		}
 		opts.Throughput = &throughputReader{cs: cs, http: newMetricsClient()}
 	}
+	if opts.Progress == nil {
+		opts.Progress = &httpProgressReader{http: newMetricsClient()}
+	}
 	if opts.APIReader == nil {
 		opts.APIReader = mgr.GetAPIReader()
 	}

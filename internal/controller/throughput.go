@@ -63,11 +63,17 @@ func (t *throughputReader) Read(ctx context.Context, m musterv1.ThroughputMetric
 	return nil, nil
 }
 
-// eachPod runs read for pods 0..n-1, sampleReads at a time, and reports
-// whether every read had its whole time: false when the sample's deadline
-// cut one short.
+// eachPod runs read for pods 0..n-1 within the reader's deadline (see
+// eachWithin).
 func (t *throughputReader) eachPod(ctx context.Context, n int, read func(ctx context.Context, i int)) bool {
-	ctx, cancel := context.WithTimeout(ctx, cmp.Or(t.deadline, sampleDeadline))
+	return eachWithin(ctx, t.deadline, n, read)
+}
+
+// eachWithin runs read for pods 0..n-1, sampleReads at a time, within
+// deadline (zero: sampleDeadline), and reports whether every read had its
+// whole time: false when the deadline cut one short.
+func eachWithin(ctx context.Context, deadline time.Duration, n int, read func(ctx context.Context, i int)) bool {
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(deadline, sampleDeadline))
 	defer cancel()
 	var g errgroup.Group
 	g.SetLimit(sampleReads)

@@ -65,6 +65,9 @@ type Options struct {
 	// Throughput reads a job's training throughput for the autoscaler;
 	// nil reads none.
 	Throughput ThroughputReader
+	// Progress reads a job's training progress (spec.progress); nil reads
+	// none.
+	Progress ProgressReader
 	// Gang are the gang backends this operator drives.
 	Gang GangOptions
 	// Kueue puts jobs with the kueue.x-k8s.io/queue-name label behind
@@ -114,6 +117,8 @@ type Reconciler struct {
 	failures   map[types.NamespacedName]refusals
 	// progress is when each job's plans first left progress unwritten.
 	progress *pendingProgress
+	// progressReads is when each job's training progress was last read.
+	progressReads *progressReads
 	// podWrites caps the pod writes in flight.
 	podWrites *podWrites
 	// confirmed are the jobs whose pods this process has listed from the
@@ -135,7 +140,7 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
 	opts.defaults(c)
 	r := &Reconciler{client: c, recorder: recorder, opts: opts, expect: newExpectations(opts.ExpectationTimeout),
-		failures: map[types.NamespacedName]refusals{}, progress: newPendingProgress(opts.StatusBatch),
+		failures: map[types.NamespacedName]refusals{}, progress: newPendingProgress(opts.StatusBatch), progressReads: newProgressReads(),
 		podWrites: newPodWrites(opts.CreateWorkers), confirmed: &confirmedJobs{jobs: map[types.NamespacedName]bool{}},
 		sshSecrets: newSSHSecrets(), listJobPods: listThrough(c)}
 	if opts.InPlace.Default == RestartModeAuto {
@@ -160,6 +165,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		if apierrors.IsNotFound(err) {
 			r.takeFailures(req.NamespacedName, nil)
 			r.progress.forget(req.NamespacedName)
+			r.progressReads.forget(req.NamespacedName)
 			r.confirmed.forget(req.NamespacedName)
 			r.sshSecrets.forget(req.NamespacedName)
 			r.expect.pruneExpired(r.opts.Clock.Now())
@@ -175,6 +181,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 		r.expect.forget(job.UID)
 		r.takeFailures(req.NamespacedName, nil)
 		r.progress.forget(req.NamespacedName)
+		r.progressReads.forget(req.NamespacedName)
 		r.sshSecrets.forget(req.NamespacedName)
 		return ctrl.Result{}, r.releaseOrphans(ctx, req.NamespacedName)
 	}
@@ -203,7 +210,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("observing the TensorBoard: %w", err)
 	}
+	progressRead, nextRead := r.readProgress(ctx, job, pods, now)
 	res := plan.Plan(plan.Input{Job: job, Pods: pods, HasService: hasService, Now: now, Throughput: r.sample(ctx, job, pods, now),
+		Progress:       progressRead,
 		CreateFailures: r.takeFailures(req.NamespacedName, job), Gang: gangIn, Admission: admission, TensorBoard: tensorBoard,
 		SSHSecret: r.sshSecrets.unrecorded(job), InPlace: r.inPlaceSupport(job, pods)})
 	if behind, err := r.cacheBehind(ctx, job, pods, &res, now); err != nil || behind {
@@ -235,6 +244,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	r.record(job, before, res)
 	if err := errors.Join(releaseErr, r.execute(ctx, job, observed{groups: groups, queue: queue, pods: pods, tensorBoard: tensorBoardOwn}, res)); err != nil {
 		return ctrl.Result{}, err
+	}
+	if nextRead > 0 {
+		res.RequeueWithin(nextRead)
 	}
 	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
 }

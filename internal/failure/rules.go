@@ -11,7 +11,7 @@ import (
 type Observed struct {
 	Event musterv1.FailureEvent
 	// Role is the role the event is about; empty for job-wide events
-	// (PartlyPlaced).
+	// (PartlyPlaced, Stalled).
 	Role string
 	// ExitCode is, for PodFailed, the exit code of the pod's failed
 	// container that finished first: the same container the task's last
@@ -24,6 +24,9 @@ type Observed struct {
 // podEndEvents are what a rule with onExitCodes or onClasses and no
 // onEvents matches.
 var podEndEvents = []musterv1.FailureEvent{musterv1.EventPodFailed, musterv1.EventPodEvicted}
+
+// jobEvents are about the whole job: no role, no task.
+var jobEvents = []musterv1.FailureEvent{musterv1.EventPartlyPlaced, musterv1.EventStalled}
 
 // taskActions act on the task the event is about, so they need one.
 var taskActions = []musterv1.FailureAction{musterv1.ActionRestartTask, musterv1.ActionFailTask, musterv1.ActionRestartRole}

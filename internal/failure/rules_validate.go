@@ -45,8 +45,10 @@ func validateRule(r *musterv1.FailureRule, path *field.Path) field.ErrorList {
 	if r.OnExitCodes.Operator == musterv1.ExitCodeIn && slices.Contains(r.OnExitCodes.Values, 0) {
 		errs = append(errs, field.Invalid(path.Child("onExitCodes", "values"), 0, "0 is success, not a failure; with operator In it can never match"))
 	}
-	if len(r.Roles) > 0 && slices.Contains(r.OnEvents, musterv1.EventPartlyPlaced) {
-		errs = append(errs, field.Invalid(path.Child("roles"), r.Roles, "PartlyPlaced belongs to the whole job, not to roles"))
+	for _, e := range jobEvents {
+		if len(r.Roles) > 0 && slices.Contains(r.OnEvents, e) {
+			errs = append(errs, field.Invalid(path.Child("roles"), r.Roles, string(e)+" belongs to the whole job, not to roles"))
+		}
 	}
 	// The CRD's CEL rules say the same; they are checked here too because a
 	// job can skip them (stored before a rule existed, or kept by ratcheting
@@ -85,7 +87,7 @@ func covers(a, b *musterv1.FailureRule) bool {
 	if !subset(eventsOf(b), eventsOf(a)) {
 		return false
 	}
-	if slices.Contains(taskActions, a.Action) && slices.Contains(eventsOf(b), musterv1.EventPartlyPlaced) {
+	if slices.Contains(taskActions, a.Action) && slices.ContainsFunc(eventsOf(b), func(e musterv1.FailureEvent) bool { return slices.Contains(jobEvents, e) }) {
 		// a passes over the job-wide events that b takes.
 		return false
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
@@ -27,6 +28,9 @@ type Input struct {
 	// Throughput is a sample the controller read for the autoscaler, when
 	// one was due (see SampleDue).
 	Throughput *Throughput
+	// Progress is what the controller read of the job's training
+	// progress, when a read was due; nil otherwise.
+	Progress *ProgressRead
 	// CreateFailures are the creates the API server refused when the
 	// previous plan was acted on.
 	CreateFailures []CreateFailure
@@ -151,6 +155,8 @@ func Plan(in Input) Result {
 	removeStrays(c, status, &out)
 
 	var held holdUps
+	trainingProgressStep(c, status, in.Progress, &out)
+	running := false
 	restartRequested := takeRestartRequest(job, status)
 	policyMsg, policyHeld := suspendedByPolicy(c, status)
 	switch {
@@ -173,6 +179,7 @@ func Plan(in Input) Result {
 		ensureService(c, status, in.HasService, &out)
 		suspend(c, status, &out, musterv1.ReasonSuspendedByPolicy, policyMsg)
 	default:
+		running = true
 		ensureService(c, status, in.HasService, &out)
 		resume(c, status, &out)
 		v, blocked := createFailures(in.CreateFailures, &out)
@@ -185,6 +192,10 @@ func Plan(in Input) Result {
 		if !isFinished(status) && v.restart == nil {
 			autoscaleStep(c, status, in.Throughput, &out)
 		}
+	}
+	if !running || isFinished(status) {
+		// Only a running job stalls.
+		apimeta.RemoveStatusCondition(&status.Conditions, string(musterv1.ConditionStalled))
 	}
 	tensorBoardStep(c, status, in.TensorBoard, in.CreateFailures, &out)
 	summarizePhase(c, status, held)

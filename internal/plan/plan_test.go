@@ -42,6 +42,9 @@ type world struct {
 	// exists, admits the pods and places them as soon as a plan asks for
 	// it, as a scheduler with room for the gang would.
 	gang musterv1.GangBackend
+	// progress is the training progress the next plan is given as read,
+	// once.
+	progress *ProgressRead
 }
 
 func newWorld(t *testing.T, job *musterv1.TrainingJob) *world {
@@ -57,7 +60,8 @@ func (w *world) planOn(view map[string]*corev1.Pod) Result {
 	defer func() { summarizeStatus = true }()
 	pods := podList(view)
 	res := Plan(Input{Job: w.job.DeepCopy(), Pods: pods, HasService: true, Now: w.now, SSHSecret: w.unrecordedSecret(), InPlace: w.inPlace,
-		Gang: w.gangObject()})
+		Gang: w.gangObject(), Progress: w.progress})
+	w.progress = nil
 	// The operator gives Plan its cache's own pods, not copies: a plan
 	// must leave them as they were.
 	for _, p := range pods {

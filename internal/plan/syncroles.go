@@ -43,7 +43,7 @@ type applier struct {
 // syncRoles syncs every role's tasks in spec order, each role seeing the
 // roles synced before it (the only ones it may depend on): observe the
 // tasks, classify and decide the ended ones, apply the decisions. Then the
-// restarts of whole roles, and the PartlyPlaced event.
+// restarts of whole roles, and the PartlyPlaced and Stalled events.
 func syncRoles(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, g gates, out *Result) (jobDecision, holdUps) {
 	a := &applier{c: c, st: st, out: out, gates: g, jobDecision: v, roleRestarts: map[string]string{}}
 	var held holdUps
@@ -64,6 +64,7 @@ func syncRoles(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, g 
 	st.Roles = roles
 	a.applyRoleRestarts()
 	a.gangEvents(roles)
+	a.stallEvents()
 	held.store = a.waitingForStore
 	return a.jobDecision, held
 }

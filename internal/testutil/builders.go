@@ -255,6 +255,13 @@ func (b *JobBuilder) DependsOn(role string, when musterv1.DependencyCondition) *
 	return b
 }
 
+// Progress asks for the job's training progress to be read from port,
+// with the shortest interval, and stallSeconds (0: none).
+func (b *JobBuilder) Progress(port, stallSeconds int32) *JobBuilder {
+	b.job.Spec.Progress = &musterv1.Progress{Port: port, IntervalSeconds: 30, StallSeconds: stallSeconds}
+	return b
+}
+
 // Execution sets spec.run.execution.
 func (b *JobBuilder) Execution(e musterv1.Execution) *JobBuilder {
 	b.job.Spec.Run.Execution = e

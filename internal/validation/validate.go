@@ -10,6 +10,7 @@ package validation
 import (
 	"fmt"
 	"regexp"
+	"slices"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -46,11 +47,27 @@ func Spec(spec *musterv1.TrainingJobSpec) field.ErrorList {
 	errs = append(errs, failure.ValidateRules(spec.FailurePolicy.Rules, field.NewPath("spec", "failurePolicy", "rules"))...)
 	_, classErrs := failure.ClassifierFor(&musterv1.TrainingJob{Spec: *spec})
 	errs = append(errs, classErrs...)
+	errs = append(errs, stallRules(spec)...)
 	if re := spec.Scaling.Autoscaling.Metric.LogRegex; re != "" {
 		errs = append(errs, logRegex(re,
 			field.NewPath("spec", "scaling", "autoscaling", "metric", "logRegex"))...)
 	}
 	return errs
+}
+
+// stallRules refuses a rule on the Stalled event of a job that never
+// stalls: without spec.progress.stallSeconds it would never match.
+func stallRules(spec *musterv1.TrainingJobSpec) field.ErrorList {
+	if spec.Progress.Enabled() && spec.Progress.StallSeconds > 0 {
+		return nil
+	}
+	for i, r := range spec.FailurePolicy.Rules {
+		if slices.Contains(r.OnEvents, musterv1.EventStalled) {
+			return field.ErrorList{field.Invalid(field.NewPath("spec", "failurePolicy", "rules").Index(i).Child("onEvents"), r.OnEvents,
+				"Stalled needs spec.progress.stallSeconds: without it the job never stalls")}
+		}
+	}
+	return nil
 }
 
 // dependencies checks that a role depends only on roles listed before it,

@@ -41,6 +41,20 @@ func TestSpec(t *testing.T) {
 				Rule(musterv1.FailureRule{OnEvents: []musterv1.FailureEvent{musterv1.EventPodFailed}, Action: musterv1.ActionFailJob}).Obj(),
 			want: []string{"spec.failurePolicy.rules[1]", "never matches"},
 		},
+		"a Stalled rule without stallSeconds": {
+			job: testutil.MakeJob("j", "ns").Role("a", 1).Progress(28555, 0).
+				Rule(musterv1.FailureRule{OnEvents: []musterv1.FailureEvent{musterv1.EventStalled}, Action: musterv1.ActionRestartJob}).Obj(),
+			want: []string{"spec.failurePolicy.rules[0].onEvents", "Stalled needs spec.progress.stallSeconds"},
+		},
+		"a Stalled rule with stallSeconds": {
+			job: testutil.MakeJob("j", "ns").Role("a", 1).Progress(28555, 600).
+				Rule(musterv1.FailureRule{OnEvents: []musterv1.FailureEvent{musterv1.EventStalled}, Action: musterv1.ActionRestartJob}).Obj(),
+		},
+		"a Stalled rule limited to roles": {
+			job: testutil.MakeJob("j", "ns").Role("a", 1).Progress(28555, 600).
+				Rule(musterv1.FailureRule{OnEvents: []musterv1.FailureEvent{musterv1.EventStalled}, Roles: []string{"a"}, Action: musterv1.ActionRestartJob}).Obj(),
+			want: []string{"spec.failurePolicy.rules[0].roles", "Stalled belongs to the whole job"},
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

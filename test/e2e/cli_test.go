@@ -109,8 +109,8 @@ func TestCLIMainVerbs(t *testing.T) {
 	})
 
 	// get: the restart counted, both tasks running.
-	out = term.runUntil(time.Minute, "muster get -n "+ns, regexp.MustCompile(`(?m)^talk\s+Running\s+2/2\s+1\s+\d+s$`))
-	g.Expect(out).To(gomega.MatchRegexp(`(?m)^NAME\s+PHASE\s+READY\s+RESTARTS\s+AGE$`))
+	out = term.runUntil(time.Minute, "muster get -n "+ns, regexp.MustCompile(`(?m)^talk\s+Running\s+2/2\s+1\s+-\s+-\s+\d+s$`))
+	g.Expect(out).To(gomega.MatchRegexp(`(?m)^NAME\s+PHASE\s+READY\s+RESTARTS\s+PROGRESS\s+ETA\s+AGE$`))
 
 	// describe: the phase, the tasks, the failure.
 	out, code = term.run(time.Minute, "muster describe talk -n "+ns)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -33,7 +34,7 @@ func Describe(out io.Writer, job *musterv1.TrainingJob, events []corev1.Event, n
 	d := &describer{out: out, job: job, now: now}
 	// Each section aligns its own columns: one tab writer per section.
 	for _, section := range []func(){
-		d.summary, d.conditions, d.roles, d.tasks, d.failures, d.elastic,
+		d.summary, d.conditions, d.roles, d.tasks, d.failures, d.progress, d.elastic,
 		d.autoscaler, d.scheduling, d.tensorBoard, d.mpi, d.attempts, func() { d.events(events) },
 	} {
 		d.w = printers.GetNewTabWriter(out)
@@ -244,6 +245,48 @@ func (d *describer) elastic() {
 		}
 		d.line("  Below minimum:\tsince %s: the job fails once it has been %ds", d.at(e.BelowMinSince), timeout)
 	}
+}
+
+// progress is what the job's program last reported of its training
+// (spec.progress), with its metrics.
+func (d *describer) progress() {
+	j := d.job
+	if !j.Spec.Progress.Enabled() && j.Status.Progress == nil {
+		return
+	}
+	d.line("Progress:")
+	p := j.Status.Progress
+	if p == nil {
+		d.line("  <no report yet: read from :%d/progress every %ds>", j.Spec.Progress.ServePort(), int(j.Spec.Progress.ReadInterval().Seconds()))
+		return
+	}
+	d.line("  Done:\t%s", Progress(p))
+	if p.Step != nil {
+		d.line("  Step:\t%d of %s", *p.Step, ofTotal(p.TotalSteps))
+	}
+	if p.Epoch != nil {
+		d.line("  Epoch:\t%d of %s", *p.Epoch, ofTotal(p.TotalEpochs))
+	}
+	if p.SamplesPerSecond != "" {
+		d.line("  Samples/s:\t%s", p.SamplesPerSecond)
+	}
+	if eta := ETA(p, d.now); eta != "-" {
+		d.line("  ETA:\t%s (%s)", eta, p.EstimatedCompletionTime.UTC().Format(time.RFC3339))
+	}
+	d.line("  Last moved:\t%s, reported by %s", d.at(p.LastProgressTime), orDash(p.Reporter))
+	if len(p.Metrics) > 0 {
+		d.line("  METRIC\tVALUE")
+		for _, m := range p.Metrics {
+			d.line("  %s\t%s", m.Name, m.Value)
+		}
+	}
+}
+
+func ofTotal(total *int64) string {
+	if total == nil {
+		return "?"
+	}
+	return strconv.FormatInt(*total, 10)
 }
 
 func (d *describer) autoscaler() {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/testutil"
 )
@@ -77,5 +79,65 @@ func TestDescribeAttemptsThatRestartedInPlace(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("want %q in:\n%s", want, got)
 		}
+	}
+}
+
+// A job that reports its progress shows how far it is in get's PROGRESS
+// and ETA columns, and what it reported in describe.
+func TestProgressInGetAndDescribe(t *testing.T) {
+	now := time.Unix(10000, 0)
+	job := testutil.MakeJob("j", "ns").Role("worker", 2).Obj()
+	job.Spec.Progress = &musterv1.Progress{Port: 28555, IntervalSeconds: 30}
+	table, err := JobTable(job, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cells := table.Rows[0].Cells; cells[4] != "-" || cells[5] != "-" {
+		t.Errorf("no report yet: PROGRESS %v, ETA %v", cells[4], cells[5])
+	}
+	var out strings.Builder
+	if err := Describe(&out, job, nil, now); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "Progress:\n  <no report yet: read from :28555/progress every 30s>") {
+		t.Errorf("describe before a report:\n%s", out.String())
+	}
+
+	eta := metav1.NewTime(now.Add(8 * time.Minute))
+	job.Status.Progress = &musterv1.ProgressStatus{Step: new(int64(420)), TotalSteps: new(int64(1000)), Percent: new(int32(42)),
+		SamplesPerSecond: "812.5", EstimatedCompletionTime: &eta, LastProgressTime: new(metav1.NewTime(now.Add(-10 * time.Second))),
+		Reporter: "j-worker-0", Metrics: []musterv1.ProgressMetric{{Name: "loss", Value: "0.4312"}, {Name: "lr", Value: "0.0003"}}}
+	if table, err = JobTable(job, now); err != nil {
+		t.Fatal(err)
+	}
+	if cells := table.Rows[0].Cells; cells[4] != "42%" || cells[5] != "8m" {
+		t.Errorf("PROGRESS %v, ETA %v", cells[4], cells[5])
+	}
+	// top: the progress, and the program's throughput where the
+	// autoscaler has none.
+	top, err := TopTable(job, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cells := top.Rows[0].Cells; cells[4] != "42%" || cells[5] != "812.5/s" || cells[6] != "10s" {
+		t.Errorf("top: PROGRESS %v, THROUGHPUT %v, SAMPLED %v", cells[4], cells[5], cells[6])
+	}
+	out.Reset()
+	if err := Describe(&out, job, nil, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"  Done:         42%\n", "  Step:         420 of 1000\n", "  Samples/s:    812.5\n", "  ETA:          8m (",
+		"reported by j-worker-0\n", "  METRIC        VALUE\n  loss          0.4312\n  lr            0.0003\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("describe shows no %q:\n%s", want, out.String())
+		}
+	}
+	// Done: no ETA.
+	job.Status.Progress.EstimatedCompletionTime = new(metav1.NewTime(now))
+	if got := ETA(job.Status.Progress, now); got != "-" {
+		t.Errorf("ETA of a job done: %q", got)
+	}
+	if got := Progress(&musterv1.ProgressStatus{Epoch: new(int64(3))}); got != "epoch 3" {
+		t.Errorf("an epoch without a total: %q", got)
 	}
 }

@@ -21,6 +21,8 @@ var jobColumns = []metav1.TableColumnDefinition{
 	{Name: "Phase", Type: "string"},
 	{Name: "Ready", Type: "string", Description: "running tasks / desired tasks"},
 	{Name: "Restarts", Type: "integer"},
+	{Name: "Progress", Type: "string", Description: "how much of training is done, as the job's program reports it (spec.progress)"},
+	{Name: "ETA", Type: "string", Description: "when training will be done at its recent pace"},
 	{Name: "Age", Type: "string"},
 	{Name: "Attempt", Type: "integer", Priority: 1},
 	{Name: "Backend", Type: "string", Priority: 1, Description: "the gang backend in force"},
@@ -44,12 +46,37 @@ func JobTable(obj runtime.Object, now time.Time) (*metav1.Table, error) {
 		t.Rows = append(t.Rows, metav1.TableRow{
 			Cells: []any{
 				j.Name, orDash(string(j.Status.Phase)), orDash(j.Status.Ready), int64(j.Status.Restarts.Total),
-				Age(j.CreationTimestamp, now), int64(j.Status.Attempt), backend(j), gang(j),
+				Progress(j.Status.Progress), ETA(j.Status.Progress, now), Age(j.CreationTimestamp, now), int64(j.Status.Attempt), backend(j), gang(j),
 			},
 			Object: runtime.RawExtension{Object: j},
 		})
 	}
 	return t, nil
+}
+
+// Progress is how far a job's training is: its percent, or its step or
+// epoch when it reports no total, or "-".
+func Progress(p *musterv1.ProgressStatus) string {
+	switch {
+	case p == nil:
+		return "-"
+	case p.Percent != nil:
+		return strconv.Itoa(int(*p.Percent)) + "%"
+	case p.Step != nil:
+		return "step " + strconv.FormatInt(*p.Step, 10)
+	case p.Epoch != nil:
+		return "epoch " + strconv.FormatInt(*p.Epoch, 10)
+	}
+	return "-"
+}
+
+// ETA is how long until a job's training is done at its recent pace, or
+// "-" when nothing says (no pace yet, or done).
+func ETA(p *musterv1.ProgressStatus, now time.Time) string {
+	if p == nil || p.EstimatedCompletionTime == nil || !p.EstimatedCompletionTime.After(now) {
+		return "-"
+	}
+	return duration.HumanDuration(p.EstimatedCompletionTime.Sub(now))
 }
 
 // backend is the gang backend in force, or the one asked for before the

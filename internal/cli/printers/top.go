@@ -16,7 +16,8 @@ var topColumns = []metav1.TableColumnDefinition{
 	{Name: "Phase", Type: "string"},
 	{Name: "World", Type: "string", Description: "the scalable roles' size, and its bounds; else every role's tasks"},
 	{Name: "Ready", Type: "string", Description: "running tasks / desired tasks"},
-	{Name: "Throughput", Type: "string", Description: "the newest throughput read, samples/s (status.autoscaler.lastSample)"},
+	{Name: "Progress", Type: "string", Description: "how much of training is done, as the job's program reports it (status.progress)"},
+	{Name: "Throughput", Type: "string", Description: "the newest throughput read, samples/s: the autoscaler's (status.autoscaler.lastSample), else the program's report (status.progress.samplesPerSecond)"},
 	{Name: "Sampled", Type: "string", Description: "how long ago it was read"},
 	{Name: "Best", Type: "string", Description: "the best size so far and its median throughput"},
 	{Name: "Autoscaler", Type: "string", Description: "the autoscaler's phase/reason"},
@@ -52,9 +53,16 @@ func TopTable(obj runtime.Object, now time.Time) (*metav1.Table, error) {
 				autoscaler += "/" + a.Reason
 			}
 		}
+		// Without the autoscaler's samples, the program's own report.
+		if p := j.Status.Progress; throughput == "-" && p != nil && p.SamplesPerSecond != "" {
+			throughput = p.SamplesPerSecond + "/s"
+			if p.LastProgressTime != nil {
+				sampled = Age(*p.LastProgressTime, now)
+			}
+		}
 		t.Rows = append(t.Rows, metav1.TableRow{
 			Cells: []any{
-				j.Name, orDash(string(j.Status.Phase)), World(j), orDash(j.Status.Ready),
+				j.Name, orDash(string(j.Status.Phase)), World(j), orDash(j.Status.Ready), Progress(j.Status.Progress),
 				throughput, sampled, best, autoscaler, int64(j.Status.Restarts.Total),
 			},
 			Object: runtime.RawExtension{Object: j},

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,7 +30,10 @@ const example = `  # Until the job succeeds, for at most an hour
   muster wait pet --for=phase=Running
 
   # Until the job and its pods are gone
-  muster wait pet --for=delete`
+  muster wait pet --for=delete
+
+  # Until the job's program reports half of its training done
+  muster wait pet --for=progress=50 --timeout=2h`
 
 // Options are wait's flags and what Complete derives from them.
 type Options struct {
@@ -51,7 +55,7 @@ type Options struct {
 func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &Options{IOStreams: streams}
 	cmd := &cobra.Command{
-		Use:   "wait JOB... --for=condition=TYPE[=true|false]|phase=PHASE|delete [--timeout=30s]",
+		Use:   "wait JOB... --for=condition=TYPE[=true|false]|phase=PHASE|progress=PERCENT|delete [--timeout=30s]",
 		Short: "Wait until jobs reach a condition or a phase, or are deleted",
 		Long: "Wait follows each job through a watch until it reaches what --for names. It gives up early,\n" +
 			"with an error, when the job has finished and can no longer get there (waiting for Succeeded on a\n" +
@@ -62,12 +66,12 @@ func NewCmd(f cmdutil.Factory, streams genericiooptions.IOStreams) *cobra.Comman
 		ValidArgsFunction: cmdutil.JobNames(f, 0),
 		RunE:              cmdutil.RunE(func(a []string) error { return o.Complete(f, a) }, o.Validate, o.Run),
 	}
-	cmd.Flags().StringVar(&o.For, "for", "", "condition=TYPE[=true|false] (Created, Running, Restarting, Suspended, GangScheduled, Succeeded, Failed), phase=PHASE, or delete")
+	cmd.Flags().StringVar(&o.For, "for", "", "condition=TYPE[=true|false] (Created, Running, Restarting, Suspended, GangScheduled, Stalled, Succeeded, Failed), phase=PHASE, progress=PERCENT (status.progress.percent at least PERCENT), or delete")
 	cmd.Flags().DurationVar(&o.Timeout, "timeout", 30*time.Second, "how long to wait for all the jobs: 0 checks once, a negative value waits without limit")
 	_ = cmd.MarkFlagRequired("for")
 	_ = cmd.RegisterFlagCompletionFunc("for", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		return []cobra.Completion{"condition=Succeeded", "condition=Failed", "condition=Running", "condition=GangScheduled",
-			"phase=Running", "phase=Succeeded", "phase=Failed", "delete"}, cobra.ShellCompDirectiveNoFileComp
+			"phase=Running", "phase=Succeeded", "phase=Failed", "progress=50", "delete"}, cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
 }
@@ -219,6 +223,9 @@ func state(job *musterv1.TrainingJob) string {
 	if c := job.Status.Condition(musterv1.ConditionRunning); c != nil && c.Status != metav1.ConditionTrue && c.Message != "" {
 		s += " (" + c.Message + ")"
 	}
+	if p := job.Status.Progress; p != nil && p.Percent != nil {
+		s += fmt.Sprintf(", %d%% done", *p.Percent)
+	}
 	return s
 }
 
@@ -228,6 +235,9 @@ type Condition struct {
 	Status metav1.ConditionStatus
 	Phase  musterv1.JobPhase
 	Delete bool
+	// Progress is, for progress=PERCENT, the percent of training done
+	// that meets it.
+	Progress *int32
 }
 
 // ParseFor reads --for.
@@ -252,6 +262,12 @@ func ParseFor(s string) (Condition, error) {
 			return c, errors.New("--for=condition= needs a condition type, e.g. --for=condition=Succeeded")
 		}
 		return c, nil
+	case "progress":
+		n, err := strconv.Atoi(strings.TrimSuffix(rest, "%"))
+		if err != nil || n < 0 || n > 100 {
+			return Condition{}, fmt.Errorf("--for=%s: progress is a percent of training done, 0 to 100, e.g. --for=progress=50", s)
+		}
+		return Condition{Progress: new(int32(n))}, nil
 	case "phase":
 		for _, p := range []musterv1.JobPhase{musterv1.PhasePending, musterv1.PhaseRunning, musterv1.PhaseRestarting,
 			musterv1.PhaseSuspended, musterv1.PhaseSucceeded, musterv1.PhaseFailed} {
@@ -261,11 +277,15 @@ func ParseFor(s string) (Condition, error) {
 		}
 		return Condition{}, fmt.Errorf("--for=%s: no such phase; phases are Pending, Running, Restarting, Suspended, Succeeded and Failed", s)
 	}
-	return Condition{}, fmt.Errorf("--for=%s: give condition=TYPE[=true|false], phase=PHASE or delete", s)
+	return Condition{}, fmt.Errorf("--for=%s: give condition=TYPE[=true|false], phase=PHASE, progress=PERCENT or delete", s)
 }
 
 // Met is whether the job is where the condition says.
 func (c Condition) Met(job *musterv1.TrainingJob) bool {
+	if c.Progress != nil {
+		p := job.Status.Progress
+		return p != nil && p.Percent != nil && *p.Percent >= *c.Progress
+	}
 	if c.Phase != "" {
 		return job.Status.Phase == c.Phase
 	}
@@ -281,6 +301,8 @@ func (c Condition) String() string {
 	switch {
 	case c.Delete:
 		return "deleted"
+	case c.Progress != nil:
+		return fmt.Sprintf("%d%% done", *c.Progress)
 	case c.Phase != "":
 		return string(c.Phase)
 	case c.Status == metav1.ConditionFalse:

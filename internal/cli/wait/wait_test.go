@@ -73,7 +73,8 @@ func TestWaitErrors(t *testing.T) {
 		"check once":    {args: []string{"pet", "--for=condition=Succeeded", "--timeout=0"}, want: "timed out after 0s"},
 		"no such phase": {args: []string{"pet", "--for=phase=Done"}, want: "no such phase; phases are Pending, Running, Restarting, Suspended, Succeeded and Failed"},
 		"no --for":      {args: []string{"pet"}, want: `"for" not set`},
-		"a bad --for":   {args: []string{"pet", "--for=ready"}, want: "give condition=TYPE[=true|false], phase=PHASE or delete"},
+		"a bad --for":   {args: []string{"pet", "--for=ready"}, want: "give condition=TYPE[=true|false], phase=PHASE, progress=PERCENT or delete"},
+		"a bad percent": {args: []string{"pet", "--for=progress=150"}, want: "progress is a percent of training done, 0 to 100"},
 		"no such job":   {args: []string{"nope", "--for=phase=Running"}, want: "trainingjob team/nope not found"},
 	}
 	for name, tc := range cases {
@@ -99,5 +100,48 @@ func TestParseFor(t *testing.T) {
 		if err != nil || got != want {
 			t.Errorf("ParseFor(%q) = %+v, %v; want %+v", in, got, err, want)
 		}
+	}
+}
+
+func TestParseForProgress(t *testing.T) {
+	for in, want := range map[string]int32{"progress=50": 50, "progress=100%": 100, "progress=0": 0} {
+		got, err := ParseFor(in)
+		if err != nil || got.Progress == nil || *got.Progress != want {
+			t.Errorf("ParseFor(%q) = %+v, %v; want progress %d", in, got, err, want)
+		}
+	}
+}
+
+// --for=progress=50 waits until the job's program reports half of its
+// training done, whatever the phase.
+func TestWaitForProgress(t *testing.T) {
+	watching := make(chan struct{})
+	f := clitest.NewFactory(clitest.Options{Intercept: &interceptor.Funcs{
+		Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
+			w, err := c.Watch(ctx, list, opts...)
+			close(watching)
+			return w, err
+		},
+	}}, clitest.ElasticJob())
+	go func() {
+		<-watching
+		job := &musterv1.TrainingJob{}
+		key := client.ObjectKey{Namespace: "team", Name: "pet"}
+		for _, percent := range []int32{30, 60} {
+			if err := f.Jobs.Get(context.Background(), key, job); err != nil {
+				panic(err)
+			}
+			job.Status.Progress = &musterv1.ProgressStatus{Percent: new(percent)}
+			if err := f.Jobs.Status().Update(context.Background(), job); err != nil {
+				panic(err)
+			}
+		}
+	}()
+	r := clitest.Run(t, NewCmd, f, "pet", "--for=progress=50", "--timeout=10s")
+	if r.Error != nil {
+		t.Fatal(r.Error)
+	}
+	if !strings.Contains(r.Err, "to be 50% done: now Running, 4/4 ready, 30% done") || strings.TrimSpace(r.Out) != "trainingjob.muster.dev/pet condition met" {
+		t.Errorf("stdout %q, stderr %q", r.Out, r.Err)
 	}
 }

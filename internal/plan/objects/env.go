@@ -19,9 +19,10 @@ type taskRef struct {
 
 func (t taskRef) podName() string { return PodName(t.job.Name, t.role.Name, t.index) }
 
-// musterEnv is the set of variables every container of every job gets.
+// musterEnv is the set of variables every container of every job gets,
+// and MUSTER_PROGRESS_PORT for a job that asks for its progress read.
 func musterEnv(t taskRef) []corev1.EnvVar {
-	return []corev1.EnvVar{
+	env := []corev1.EnvVar{
 		{Name: musterv1.EnvJobNamespace, Value: t.job.Namespace},
 		{Name: musterv1.EnvJobName, Value: t.job.Name},
 		{Name: musterv1.EnvJobUID, Value: string(t.job.UID)},
@@ -36,6 +37,10 @@ func musterEnv(t taskRef) []corev1.EnvVar {
 		}},
 		{Name: musterv1.EnvServiceName, Value: ServiceName(t.job)},
 	}
+	if p := t.job.Spec.Progress; p.Enabled() {
+		env = append(env, corev1.EnvVar{Name: musterv1.EnvProgressPort, Value: strconv.Itoa(int(p.ServePort()))})
+	}
+	return env
 }
 
 // prependEnv puts env before each container's own variables, dropping any

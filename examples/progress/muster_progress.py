@@ -1,0 +1,95 @@
+"""Report training progress to Muster, with Python's standard library alone.
+
+    import muster_progress
+    muster_progress.report(step=step, total_steps=total, epoch=epoch,
+                           samples_per_second=rate, loss=loss, lr=lr)
+
+The job's spec.progress makes the operator read the report every
+intervalSeconds (30 by default) from the pod that serves it: the first call
+starts a small HTTP server in a daemon thread on MUSTER_PROGRESS_PORT, which
+answers GET /progress with the latest report as JSON. Only global rank 0
+(RANK, or no RANK at all) reports, so one pod serves; elsewhere, and outside
+Muster (no MUSTER_PROGRESS_PORT), report does nothing. Nothing here blocks
+or raises into the training loop. The JSON format is in docs/progress.md;
+any program that serves it is read alike.
+"""
+import http.server
+import json
+import math
+import os
+import threading
+
+_lock = threading.Lock()
+_latest = None  # the latest report, as bytes
+_server = None
+_failed = False
+
+_FIELDS = ("step", "total_steps", "epoch", "total_epochs", "percent", "samples_per_second")
+
+
+def _camel(name):
+    head, *rest = name.split("_")
+    return head + "".join(w.title() for w in rest)
+
+
+def _finite(v):
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def report(step=None, total_steps=None, epoch=None, total_epochs=None, percent=None,
+           samples_per_second=None, **metrics):
+    """Publish the latest progress; metrics are name=value (loss, lr, ...)."""
+    global _latest
+    port = os.environ.get("MUSTER_PROGRESS_PORT")
+    if not port or os.environ.get("RANK", "0") != "0":
+        return
+    body = {}
+    for name, value in zip(_FIELDS, (step, total_steps, epoch, total_epochs, percent, samples_per_second)):
+        if value is None:
+            continue
+        if name in ("step", "total_steps", "epoch", "total_epochs"):
+            value = _finite(value)
+            value = int(value) if value is not None and value >= 0 else None
+        else:
+            value = _finite(value)
+        if value is not None:
+            body[_camel(name)] = value
+    kept = {k: _finite(v) for k, v in metrics.items() if _finite(v) is not None}
+    if kept:
+        body["metrics"] = kept
+    with _lock:
+        _latest = json.dumps(body, allow_nan=False).encode()
+    _serve(int(port))
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        with _lock:
+            data = _latest
+        if self.path != "/progress" or data is None:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args):  # the training log is the program's own
+        pass
+
+
+def _serve(port):
+    global _server, _failed
+    if _server is not None or _failed:
+        return
+    try:
+        _server = http.server.ThreadingHTTPServer(("", port), _Handler)
+    except OSError:
+        _failed = True  # another process of the pod serves, or the port is taken
+        return
+    threading.Thread(target=_server.serve_forever, name="muster-progress", daemon=True).start()

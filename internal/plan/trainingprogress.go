@@ -1,0 +1,77 @@
+package plan
+
+import (
+	"fmt"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/failure"
+	"github.com/muster-dev/muster/internal/trainingprogress"
+)
+
+// ProgressRead is what the controller read of a job's training progress
+// (spec.progress) when a read was due: a report and the pod that served
+// it, or why a pod's answer could not be read. Neither, when no pod serves
+// one yet.
+type ProgressRead struct {
+	Report   *trainingprogress.Report
+	Reporter string
+	// Unreadable is a pod's answer that was no report, with why.
+	Unreadable string
+}
+
+// trainingProgressStep takes a report into status.progress. Its write is
+// the read's: the controller reads at most once per
+// spec.progress.intervalSeconds, so a job's progress costs at most one
+// status write per interval, whatever its program sends.
+func trainingProgressStep(c *planContext, st *musterv1.TrainingJobStatus, read *ProgressRead, out *Result) {
+	if !c.job.Spec.Progress.Enabled() {
+		st.Progress = nil
+		apimeta.RemoveStatusCondition(&st.Conditions, string(musterv1.ConditionStalled))
+		return
+	}
+	switch {
+	case read == nil:
+	case read.Report != nil:
+		st.Progress = trainingprogress.Apply(st.Progress, *read.Report, read.Reporter, c.now.Time)
+	case read.Unreadable != "":
+		out.event(true, musterv1.EventReasonProgressUnreadable, read.Unreadable)
+	}
+}
+
+// stallEvents makes the job Stalled when its reported progress has not
+// moved for spec.progress.stallSeconds, and raises the Stalled event for
+// the failure rules. The time counts from the progress's last move or the
+// current attempt's start, whichever is later: a restarted job has the
+// whole time again to report.
+func (a *applier) stallEvents() {
+	spec, p := a.c.job.Spec.Progress, a.st.Progress
+	if !spec.Enabled() || spec.StallSeconds == 0 || p == nil || p.LastProgressTime == nil {
+		apimeta.RemoveStatusCondition(&a.st.Conditions, string(musterv1.ConditionStalled))
+		return
+	}
+	since := p.LastProgressTime.Time
+	if start := attemptStart(a.st); start != nil && start.After(since) {
+		since = start.Time
+	}
+	moved := p.DeepCopy()
+	moved.LastProgressTime = &metav1.Time{Time: since}
+	stalled, left := trainingprogress.Stalled(moved, time.Duration(spec.StallSeconds)*time.Second, a.c.now.Time)
+	if !stalled {
+		a.c.setCondition(a.st, musterv1.ConditionStalled, false, musterv1.ReasonProgressing,
+			fmt.Sprintf("progress last moved at %s", since.UTC().Format(time.RFC3339)))
+		a.out.RequeueWithin(left)
+		return
+	}
+	why := fmt.Sprintf("the job's progress has not moved for %ds, since %s", spec.StallSeconds, since.UTC().Format(time.RFC3339))
+	if cond := a.st.Condition(musterv1.ConditionStalled); cond == nil || cond.Status != metav1.ConditionTrue {
+		a.out.event(true, musterv1.EventReasonStalled, why)
+	}
+	a.c.setCondition(a.st, musterv1.ConditionStalled, true, musterv1.ReasonStalled, why)
+	if i, ok := a.match(failure.Observed{Event: musterv1.EventStalled}); ok {
+		a.applyRule(i, failureCase{accountable: true, why: why})
+	}
+}

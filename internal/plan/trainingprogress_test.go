@@ -1,0 +1,163 @@
+package plan
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/trainingprogress"
+)
+
+func progressJob(stallSeconds int32, rules ...musterv1.FailureRule) *musterv1.TrainingJob {
+	job := ruleJob(rules...)
+	job.Spec.Progress = &musterv1.Progress{Port: musterv1.DefaultProgressPort, IntervalSeconds: 30, StallSeconds: stallSeconds}
+	job.Spec.FailurePolicy.BackoffLimit = new(int32(5))
+	return job
+}
+
+// report gives the next plan a report of step, as read from trainer 0.
+func (w *world) report(step int64) {
+	w.t.Helper()
+	r, err := trainingprogress.Parse([]byte(`{"step": ` + strconv.FormatInt(step, 10) + `, "totalSteps": 1000, "metrics": {"loss": 0.5}}`))
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.progress = &ProgressRead{Report: &r, Reporter: "j-trainer-0"}
+}
+
+func hasEnv(env []corev1.EnvVar, name, value string) bool {
+	for _, e := range env {
+		if e.Name == name && e.Value == value {
+			return true
+		}
+	}
+	return false
+}
+
+func TestProgressIsReadIntoStatusAndEveryPodToldThePort(t *testing.T) {
+	w := newWorld(t, progressJob(0))
+	res := w.step()
+	if len(res.CreatePods) == 0 {
+		t.Fatal("no pods made")
+	}
+	for _, pod := range res.CreatePods {
+		if env := pod.Spec.Containers[0].Env; !hasEnv(env, musterv1.EnvProgressPort, "28555") {
+			t.Fatalf("pod %s is not told where to serve its progress: %v", pod.Name, env)
+		}
+	}
+	w.runAll()
+	w.report(100)
+	w.step()
+	p := w.job.Status.Progress
+	if p == nil || *p.Step != 100 || *p.Percent != 10 || p.Reporter != "j-trainer-0" || len(p.Metrics) != 1 {
+		t.Fatalf("progress %+v", p)
+	}
+	if w.job.Status.Condition(musterv1.ConditionStalled) != nil {
+		t.Error("a job without stallSeconds has a Stalled condition")
+	}
+	// A plan without a read keeps the progress.
+	w.now = w.now.Add(10 * time.Second)
+	w.step()
+	if w.job.Status.Progress == nil || *w.job.Status.Progress.Step != 100 {
+		t.Fatalf("a plan with nothing read lost the progress: %+v", w.job.Status.Progress)
+	}
+	// An answer that is no report is an event, and changes nothing.
+	w.progress = &ProgressRead{Unreadable: "pod j-trainer-0 serves no progress report"}
+	res = w.step()
+	if len(res.Events) != 1 || res.Events[0].Reason != musterv1.EventReasonProgressUnreadable || *w.job.Status.Progress.Step != 100 {
+		t.Fatalf("unreadable: events %+v, progress %+v", res.Events, w.job.Status.Progress)
+	}
+	// spec.progress removed: status.progress goes, and new pods are not
+	// told a port.
+	w.job.Spec.Progress = nil
+	w.step()
+	if w.job.Status.Progress != nil {
+		t.Errorf("spec.progress removed, status.progress stays: %+v", w.job.Status.Progress)
+	}
+}
+
+func TestNoProgressWithoutSpecProgress(t *testing.T) {
+	w := newWorld(t, ruleJob())
+	res := w.step()
+	for _, pod := range res.CreatePods {
+		for _, e := range pod.Spec.Containers[0].Env {
+			if e.Name == musterv1.EnvProgressPort {
+				t.Fatalf("pod %s is told a progress port though the job asks for none", pod.Name)
+			}
+		}
+	}
+}
+
+// A job whose progress stands still for stallSeconds is Stalled, once,
+// with an event; its rule restarts it, and the new attempt has the whole
+// time again.
+func TestStalledJobIsRestartedByItsRule(t *testing.T) {
+	w := newWorld(t, progressJob(600, on(events(musterv1.EventStalled), musterv1.ActionRestartJob)))
+	w.runAll()
+	w.report(100)
+	res := w.step()
+	cond := w.job.Status.Condition(musterv1.ConditionStalled)
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != string(musterv1.ReasonProgressing) {
+		t.Fatalf("Stalled %+v, want False Progressing", cond)
+	}
+	if res.RequeueAfter == 0 || res.RequeueAfter > 600*time.Second {
+		t.Errorf("requeue %s: the plan must come back by the stall's time", res.RequeueAfter)
+	}
+	// The same step for 599 s: not yet.
+	w.now = w.now.Add(599 * time.Second)
+	w.report(100)
+	w.step()
+	if w.job.Status.IsTrue(musterv1.ConditionStalled) || w.job.Status.Attempt != 0 {
+		t.Fatalf("stalled before its time: attempt %d", w.job.Status.Attempt)
+	}
+	// 600 s: stalled, and the rule restarts the job, counted.
+	w.now = w.now.Add(time.Second)
+	res = w.step()
+	var stalledEvents int
+	for _, e := range res.Events {
+		if e.Reason == musterv1.EventReasonStalled {
+			stalledEvents++
+		}
+	}
+	if w.job.Status.Attempt != 1 || stalledEvents != 1 || w.job.Status.Restarts.Accountable != 1 {
+		t.Fatalf("attempt %d, Stalled events %d, accountable restarts %d", w.job.Status.Attempt, stalledEvents, w.job.Status.Restarts.Accountable)
+	}
+	// The new attempt counts from its own start: no second restart
+	// although the progress has not moved since.
+	for range 4 {
+		w.now = w.now.Add(10 * time.Second)
+		w.step()
+		for name := range w.pods {
+			w.setPhase(name, corev1.PodRunning)
+		}
+	}
+	if w.job.Status.Attempt != 1 || w.job.Status.IsTrue(musterv1.ConditionStalled) || w.job.Status.Phase != musterv1.PhaseRunning {
+		t.Fatalf("restarted again at once: attempt %d, phase %s", w.job.Status.Attempt, w.job.Status.Phase)
+	}
+}
+
+// Without a rule a stalled job is only marked: the condition and one
+// event, and it keeps running; progress that moves again clears it.
+func TestStalledWithoutARuleIsACondition(t *testing.T) {
+	w := newWorld(t, progressJob(60))
+	w.runAll()
+	w.report(1)
+	w.step()
+	w.now = w.now.Add(2 * time.Minute)
+	res := w.step()
+	if !w.job.Status.IsTrue(musterv1.ConditionStalled) || len(res.Events) != 1 || w.job.Status.Phase != musterv1.PhaseRunning {
+		t.Fatalf("stalled %v, events %+v, phase %s", w.job.Status.IsTrue(musterv1.ConditionStalled), res.Events, w.job.Status.Phase)
+	}
+	if res = w.step(); len(res.Events) != 0 {
+		t.Errorf("the stall was told again: %+v", res.Events)
+	}
+	w.report(2)
+	w.step()
+	if w.job.Status.IsTrue(musterv1.ConditionStalled) {
+		t.Error("progress moved, the job is still Stalled")
+	}
+}
