@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/joblogs"
@@ -51,7 +53,9 @@ func (l *eventLog) lastEpoch() (demo.Event, string, bool) {
 // Killing every process of the pod that hosts rank 0 does not end the job:
 // the agents meet at the job's store pod, the others re-form the world, the
 // lost worker is replaced and rejoins, and training goes on from its
-// checkpoint to success.
+// checkpoint to success. Meanwhile rank 0's progress reports (the
+// example's muster_progress) reach status.progress, read from whichever
+// pod hosts rank 0.
 func TestLosingRankZeroDoesNotEndTheJob(t *testing.T) {
 	hostCPU.exclusive(t)
 	g := gomega.NewWithT(t)
@@ -67,6 +71,9 @@ func TestLosingRankZeroDoesNotEndTheJob(t *testing.T) {
 	defer cancel()
 	log := &eventLog{}
 	go func() { _ = joblogs.Follow(ctx, cs, ns, demo.JobName, joblogs.Options{Follow: true}, log.add) }()
+
+	progress := &progressSeen{}
+	go progress.follow(ctx, ns, demo.JobName)
 
 	var before demo.Event
 	var rank0 string
@@ -96,4 +103,42 @@ func TestLosingRankZeroDoesNotEndTheJob(t *testing.T) {
 	got := framework.WaitJob(g, c, ns, demo.JobName, jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
 	g.Expect(got.Status.Restarts.Total).To(gomega.BeNumerically(">=", 1), "the lost worker was replaced")
 	g.Expect(got.Status.Elastic.StoreRestarts).To(gomega.BeZero())
+	percents, reporters := progress.seen()
+	t.Logf("status.progress: percents %v, reporters %v, final %+v", percents, reporters, got.Status.Progress)
+	g.Expect(got.Status.Progress).NotTo(gomega.BeNil(), "rank 0's reports reached status.progress")
+	g.Expect(*got.Status.Progress.TotalSteps).To(gomega.BeNumerically(">", 0))
+	g.Expect(percents).NotTo(gomega.BeEmpty())
+	g.Expect(reporters).To(gomega.HaveEach(gomega.HavePrefix(demo.JobName+"-worker-")), "the reports came from the job's workers")
+}
+
+// progressSeen records the job's status.progress as the operator writes
+// it: each percent read and the pods that served them.
+type progressSeen struct {
+	mu        sync.Mutex
+	percents  []int32
+	reporters []string
+}
+
+func (p *progressSeen) follow(ctx context.Context, ns, name string) {
+	for ctx.Err() == nil {
+		job := &musterv1.TrainingJob{}
+		if err := cluster.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, job); err == nil && job.Status.Progress != nil && job.Status.Progress.Percent != nil {
+			pr := job.Status.Progress
+			p.mu.Lock()
+			if n := len(p.percents); n == 0 || p.percents[n-1] != *pr.Percent || p.reporters[n-1] != pr.Reporter {
+				p.percents, p.reporters = append(p.percents, *pr.Percent), append(p.reporters, pr.Reporter)
+			}
+			p.mu.Unlock()
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+func (p *progressSeen) seen() ([]int32, []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.percents), slices.Clone(p.reporters)
 }
