@@ -3,14 +3,19 @@
     import muster_progress
     muster_progress.report(step=step, total_steps=total, epoch=epoch,
                            samples_per_second=rate, loss=loss, lr=lr)
+    ...
+    muster_progress.done()   # training finished: leave the last report
 
 The job's spec.progress makes the operator read the report every
 intervalSeconds (30 by default) from the pod that serves it: the first call
 starts a small HTTP server in a daemon thread on MUSTER_PROGRESS_PORT, which
 answers GET /progress with the latest report as JSON. Only global rank 0
 (RANK, or no RANK at all) reports, so one pod serves; elsewhere, and outside
-Muster (no MUSTER_PROGRESS_PORT), report does nothing. Nothing here blocks
-or raises into the training loop. The JSON format is in docs/progress.md;
+Muster (no MUSTER_PROGRESS_PORT), report does nothing. done() leaves the last
+report as the container's termination message, where the operator finds it
+once the pod has succeeded: a pod that has ended serves nothing, and a job
+whose last read came before its last steps still ends at 100%. Nothing here
+blocks or raises into the training loop. The JSON format is in docs/progress.md;
 any program that serves it is read alike.
 """
 import http.server
@@ -80,6 +85,25 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def log_message(self, *args):  # the training log is the program's own
+        pass
+
+
+# The kubelet reads at most 4 KiB of a container's termination message.
+_TERMINATION_LOG = "/dev/termination-log"
+_MAX_MESSAGE = 4096
+
+
+def done():
+    """Leave the latest report as the termination message: call it once,
+    when training has finished and the program is about to exit 0."""
+    with _lock:
+        data = _latest
+    if data is None or len(data) > _MAX_MESSAGE:
+        return
+    try:
+        with open(_TERMINATION_LOG, "wb") as f:
+            f.write(data)
+    except OSError:
         pass
 
 

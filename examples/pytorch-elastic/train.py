@@ -81,6 +81,7 @@ def main():
         if muster_progress:
             muster_progress.report(step=EPOCHS * steps, total_steps=EPOCHS * steps, epoch=EPOCHS,
                                    total_epochs=EPOCHS)
+            muster_progress.done()  # the last report, for status once this pod has ended
     dist.destroy_process_group()
 
 

@@ -2,8 +2,11 @@ package plan
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -35,11 +38,42 @@ func trainingProgressStep(c *planContext, st *musterv1.TrainingJobStatus, read *
 	}
 	switch {
 	case read == nil:
+		if pod, r := finalReport(c, st.Progress); r != nil {
+			st.Progress = trainingprogress.Apply(st.Progress, *r, pod, c.now.Time)
+		}
 	case read.Report != nil:
 		st.Progress = trainingprogress.Apply(st.Progress, *read.Report, read.Reporter, c.now.Time)
 	case read.Unreadable != "":
 		out.event(true, musterv1.EventReasonProgressUnreadable, read.Unreadable)
 	}
+}
+
+// finalReport is the report a pod left as its container's termination
+// message when it succeeded: a program's last report, which no read
+// could take from a pod that has ended (the examples' muster_progress
+// writes it at exit). Another pod than the one that served the reports
+// is taken only if its report is not behind them: an old end must not undo
+// the reporter's newer reads, but rank 0 may have moved since the last
+// read.
+func finalReport(c *planContext, prev *musterv1.ProgressStatus) (string, *trainingprogress.Report) {
+	names := make([]string, 0, len(c.pods.Tasks))
+	for name, pod := range c.pods.Tasks {
+		if pod.Status.Phase == corev1.PodSucceeded {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		for _, cs := range c.pods.Tasks[name].Status.ContainerStatuses {
+			if t := cs.State.Terminated; t != nil && t.ExitCode == 0 && strings.HasPrefix(t.Message, "{") {
+				if r, err := trainingprogress.Parse([]byte(t.Message)); err == nil &&
+					(prev == nil || prev.Reporter == name || trainingprogress.NotBehind(prev, r)) {
+					return name, &r
+				}
+			}
+		}
+	}
+	return "", nil
 }
 
 // stallEvents makes the job Stalled when its reported progress has not

@@ -161,3 +161,38 @@ func TestStalledWithoutARuleIsACondition(t *testing.T) {
 		t.Error("progress moved, the job is still Stalled")
 	}
 }
+
+// A program's last report, left as its container's termination message
+// when it succeeded, reaches status though no read could take it: the job
+// ends at 100%. Only the reporter's end counts once there is a reporter.
+func TestFinalReportFromTheTerminationMessage(t *testing.T) {
+	w := newWorld(t, progressJob(0))
+	w.runAll()
+	w.report(900)
+	w.step()
+	final := func(name, msg string) {
+		w.exit(name, 0)
+		w.pods[name].Status.ContainerStatuses[0].State.Terminated.Message = msg
+	}
+	// Another pod's end, with a report of its own: not the reporter's.
+	final("j-trainer-1", `{"step": 10, "totalSteps": 1000}`)
+	w.step()
+	if *w.job.Status.Progress.Step != 900 {
+		t.Fatalf("a pod that was not the reporter moved the progress back: step %d", *w.job.Status.Progress.Step)
+	}
+	// The reporter's end: its last report.
+	final("j-trainer-0", `{"step": 1000, "totalSteps": 1000, "metrics": {"loss": 0.1}}`)
+	w.step()
+	if p := w.job.Status.Progress; *p.Step != 1000 || *p.Percent != 100 {
+		t.Fatalf("the final report was not taken: %+v", p)
+	}
+	// A message that is no report is left alone.
+	w2 := newWorld(t, progressJob(0))
+	w2.runAll()
+	w2.exit("j-trainer-0", 0)
+	w2.pods["j-trainer-0"].Status.ContainerStatuses[0].State.Terminated.Message = "{not json"
+	w2.step()
+	if w2.job.Status.Progress != nil {
+		t.Fatalf("a message that is no report made progress: %+v", w2.job.Status.Progress)
+	}
+}

@@ -148,6 +148,17 @@ func fraction(r Report) (float64, bool) {
 	return 0, false
 }
 
+// NotBehind is whether a report puts training at least as far as the
+// progress in status does (true when either says nothing of how far).
+func NotBehind(prev *musterv1.ProgressStatus, r Report) bool {
+	if prev == nil {
+		return true
+	}
+	before, ok := statusFraction(prev)
+	done, known := fraction(r)
+	return !ok || !known || done >= before
+}
+
 // statusFraction is fraction for a progress already in status: the exact
 // counts where it has them, its whole percent otherwise.
 func statusFraction(p *musterv1.ProgressStatus) (float64, bool) {
