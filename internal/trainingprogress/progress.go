@@ -90,13 +90,21 @@ func (r Report) check() error {
 	if s := r.SamplesPerSecond; s != nil && (math.IsNaN(*s) || math.IsInf(*s, 0) || *s < 0) {
 		return fmt.Errorf("samplesPerSecond: %v is not a number of 0 or more", *s)
 	}
-	for name := range r.Metrics {
-		if len(name) > maxName || !metricName.MatchString(name) {
-			return fmt.Errorf("metrics: %.80q is not a metric name (a letter or _, then letters, digits, _ . / -, at most %d)", name, maxName)
-		}
+	if err := checkMetricNames(r.Metrics); err != nil {
+		return err
 	}
 	if r.Step == nil && r.Epoch == nil && r.Percent == nil && r.SamplesPerSecond == nil && len(r.Metrics) == 0 {
 		return errors.New("the report says nothing: it needs step, epoch, percent, samplesPerSecond or metrics")
+	}
+	return nil
+}
+
+// checkMetricNames refuses a metric name status could not hold.
+func checkMetricNames(metrics map[string]float64) error {
+	for name := range metrics {
+		if len(name) > maxName || !metricName.MatchString(name) {
+			return fmt.Errorf("metrics: %.80q is not a metric name (a letter or _, then letters, digits, _ . / -, at most %d)", name, maxName)
+		}
 	}
 	return nil
 }
