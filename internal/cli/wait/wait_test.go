@@ -23,17 +23,25 @@ func TestWaitAlreadyMet(t *testing.T) {
 	clitest.Golden(t, "wait-already-met", r.Out+r.Err)
 }
 
-// The job changes after the wait has started watching it: the watch, not
-// a poll, brings the news, and each change is a plain line on stderr.
-func TestWaitFollowsTheJob(t *testing.T) {
+// watchStarted are factory options whose client closes watching once the
+// wait has started its watch: a change made after that reaches it through
+// the watch, not a poll.
+func watchStarted() (clitest.Options, <-chan struct{}) {
 	watching := make(chan struct{})
-	f := clitest.NewFactory(clitest.Options{Intercept: &interceptor.Funcs{
+	return clitest.Options{Intercept: &interceptor.Funcs{
 		Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
 			w, err := c.Watch(ctx, list, opts...)
 			close(watching)
 			return w, err
 		},
-	}}, clitest.QueuedJob())
+	}}, watching
+}
+
+// The job changes after the wait has started watching it: the watch, not
+// a poll, brings the news, and each change is a plain line on stderr.
+func TestWaitFollowsTheJob(t *testing.T) {
+	opts, watching := watchStarted()
+	f := clitest.NewFactory(opts, clitest.QueuedJob())
 	f.NS = "research"
 	go func() {
 		<-watching
@@ -115,14 +123,8 @@ func TestParseForProgress(t *testing.T) {
 // --for=progress=50 waits until the job's program reports half of its
 // training done, whatever the phase.
 func TestWaitForProgress(t *testing.T) {
-	watching := make(chan struct{})
-	f := clitest.NewFactory(clitest.Options{Intercept: &interceptor.Funcs{
-		Watch: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
-			w, err := c.Watch(ctx, list, opts...)
-			close(watching)
-			return w, err
-		},
-	}}, clitest.ElasticJob())
+	opts, watching := watchStarted()
+	f := clitest.NewFactory(opts, clitest.ElasticJob())
 	go func() {
 		<-watching
 		job := &musterv1.TrainingJob{}
