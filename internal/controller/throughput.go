@@ -161,28 +161,41 @@ func (t *throughputReader) scrape(ctx context.Context, e *musterv1.MetricEndpoin
 
 // scrapeOne reads the gauge from one pod's endpoint, or nil.
 func (t *throughputReader) scrapeOne(ctx context.Context, e *musterv1.MetricEndpoint, pod *corev1.Pod) *float64 {
-	if pod.Status.PodIP == "" {
+	body, ok := getFromPod(ctx, t.http, pod, e.Port, cmp.Or(e.Path, "/metrics"))
+	if !ok {
 		return nil
 	}
-	// Built as a URL, never as a string: the path cannot name another
-	// host (admission also allows only a plain absolute path).
-	u := url.URL{Scheme: "http", Host: net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(e.Port))), Path: cmp.Or(e.Path, "/metrics")}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return nil
-	}
-	resp, err := t.http.Do(req)
-	if err != nil {
-		return nil
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return nil
-	}
-	if v, ok := gauge(io.LimitReader(resp.Body, maxReadBytes), e.Name); ok {
+	defer func() { _ = body.Close() }()
+	if v, ok := gauge(io.LimitReader(body, maxReadBytes), e.Name); ok {
 		return &v
 	}
 	return nil
+}
+
+// getFromPod GETs path from port of the pod's own address, and returns
+// the body of a 200 answer; false for a pod with no address yet, no
+// answer, or another status. The caller bounds what it reads and closes
+// the body.
+func getFromPod(ctx context.Context, c *http.Client, pod *corev1.Pod, port int32, path string) (io.ReadCloser, bool) {
+	if pod.Status.PodIP == "" {
+		return nil, false
+	}
+	// Built as a URL, never as a string: the path cannot name another
+	// host (admission also allows only a plain absolute path).
+	u := url.URL{Scheme: "http", Host: net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(port))), Path: path}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, false
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, false
+	}
+	if resp.StatusCode != http.StatusOK {
+		_ = resp.Body.Close()
+		return nil, false
+	}
+	return resp.Body, true
 }
 
 // gauge reads a metric's value from Prometheus text format, summing its

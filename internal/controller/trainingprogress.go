@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -89,22 +86,12 @@ func (r *httpProgressReader) Read(ctx context.Context, job *musterv1.TrainingJob
 // that it has none (404), has none; an answer that is no report is
 // Unreadable, with why.
 func (r *httpProgressReader) readOne(ctx context.Context, pod *corev1.Pod, port int32) plan.ProgressRead {
-	// Built as a URL, never as a string: nothing from the pod names the
-	// host or path.
-	u := url.URL{Scheme: "http", Host: net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(int(port))), Path: progressPath}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
+	answer, ok := getFromPod(ctx, r.http, pod, port, progressPath)
+	if !ok {
 		return plan.ProgressRead{}
 	}
-	resp, err := r.http.Do(req)
-	if err != nil {
-		return plan.ProgressRead{}
-	}
-	defer func() { _ = resp.Body.Close() }()
-	if resp.StatusCode != http.StatusOK {
-		return plan.ProgressRead{}
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, trainingprogress.MaxReportBytes+1))
+	defer func() { _ = answer.Close() }()
+	body, err := io.ReadAll(io.LimitReader(answer, trainingprogress.MaxReportBytes+1))
 	if err != nil {
 		return plan.ProgressRead{}
 	}

@@ -87,13 +87,11 @@ func (a *applier) stallEvents() {
 		apimeta.RemoveStatusCondition(&a.st.Conditions, string(musterv1.ConditionStalled))
 		return
 	}
-	since := p.LastProgressTime.Time
-	if start := attemptStart(a.st); start != nil && start.After(since) {
-		since = start.Time
+	var notBefore time.Time
+	if start := attemptStart(a.st); start != nil {
+		notBefore = start.Time
 	}
-	moved := p.DeepCopy()
-	moved.LastProgressTime = &metav1.Time{Time: since}
-	stalled, left := trainingprogress.Stalled(moved, time.Duration(spec.StallSeconds)*time.Second, a.c.now.Time)
+	stalled, since, left := trainingprogress.Stalled(p, time.Duration(spec.StallSeconds)*time.Second, notBefore, a.c.now.Time)
 	if !stalled {
 		a.c.setCondition(a.st, musterv1.ConditionStalled, false, musterv1.ReasonProgressing,
 			fmt.Sprintf("progress last moved at %s", since.UTC().Format(time.RFC3339)))

@@ -268,15 +268,21 @@ func Due(last time.Time, interval time.Duration, now time.Time) (bool, time.Dura
 }
 
 // Stalled is whether a job whose progress is p has stalled: it has
-// reported, and its position last moved stall or more ago. If not, it
-// returns how long until it would, were nothing to move (zero: never).
-func Stalled(p *musterv1.ProgressStatus, stall time.Duration, now time.Time) (bool, time.Duration) {
+// reported, and stall or more has gone by since its position last moved,
+// or since notBefore if that is later (a restarted attempt's start). It
+// returns too when the time counts from, and if not stalled, how long
+// until it would be, were nothing to move (zero: never).
+func Stalled(p *musterv1.ProgressStatus, stall time.Duration, notBefore, now time.Time) (stalled bool, since time.Time, left time.Duration) {
 	if stall <= 0 || p == nil || p.LastProgressTime == nil {
-		return false, 0
+		return false, time.Time{}, 0
 	}
-	left := p.LastProgressTime.Add(stall).Sub(now)
+	since = p.LastProgressTime.Time
+	if notBefore.After(since) {
+		since = notBefore
+	}
+	left = since.Add(stall).Sub(now)
 	if left <= 0 {
-		return true, 0
+		return true, since, 0
 	}
-	return false, left
+	return false, since, left
 }

@@ -152,21 +152,26 @@ func TestDueAndStalled(t *testing.T) {
 	}
 
 	p := Apply(nil, mustParse(t, `{"step": 1}`), "p", t0)
-	if stalled, wait := Stalled(p, 0, t0.Add(time.Hour)); stalled || wait != 0 {
+	if stalled, _, wait := Stalled(p, 0, time.Time{}, t0.Add(time.Hour)); stalled || wait != 0 {
 		t.Error("no stall time: never stalls")
 	}
-	if stalled, wait := Stalled(nil, time.Minute, t0.Add(time.Hour)); stalled || wait != 0 {
+	if stalled, _, wait := Stalled(nil, time.Minute, time.Time{}, t0.Add(time.Hour)); stalled || wait != 0 {
 		t.Error("a job that never reported does not stall")
 	}
-	if stalled, wait := Stalled(p, 10*time.Minute, t0.Add(4*time.Minute)); stalled || wait != 6*time.Minute {
+	if stalled, _, wait := Stalled(p, 10*time.Minute, time.Time{}, t0.Add(4*time.Minute)); stalled || wait != 6*time.Minute {
 		t.Errorf("4 of 10 minutes: stalled %v, wait %v", stalled, wait)
 	}
-	if stalled, _ := Stalled(p, 10*time.Minute, t0.Add(10*time.Minute)); !stalled {
+	if stalled, _, _ := Stalled(p, 10*time.Minute, time.Time{}, t0.Add(10*time.Minute)); !stalled {
 		t.Error("10 of 10 minutes: stalled")
 	}
 	// Metrics moving do not keep a job from stalling.
 	q := Apply(p, mustParse(t, `{"step": 1, "metrics": {"loss": 3}}`), "p", t0.Add(9*time.Minute))
-	if stalled, _ := Stalled(q, 10*time.Minute, t0.Add(11*time.Minute)); !stalled {
+	if stalled, _, _ := Stalled(q, 10*time.Minute, time.Time{}, t0.Add(11*time.Minute)); !stalled {
 		t.Error("a job whose step stood still for 11 minutes has stalled")
+	}
+	// A later attempt's start counts instead: the restarted job has its
+	// whole time again.
+	if stalled, since, wait := Stalled(q, 10*time.Minute, t0.Add(8*time.Minute), t0.Add(11*time.Minute)); stalled || !since.Equal(t0.Add(8*time.Minute)) || wait != 7*time.Minute {
+		t.Errorf("after a restart at 8 minutes: stalled %v, since %v, wait %v", stalled, since, wait)
 	}
 }
