@@ -88,12 +88,16 @@ type betaFields struct {
 	// ProgressStatus status.progress.
 	Progress       *v1beta1.Progress       `json:"progress,omitempty"`
 	ProgressStatus *v1beta1.ProgressStatus `json:"progressStatus,omitempty"`
+	// PaddleLauncher is spec.runtime.paddle.launcher, which v1alpha1
+	// cannot change either.
+	PaddleLauncher v1beta1.PaddleLauncher `json:"paddleLauncher,omitempty"`
 }
 
 // empty is whether nothing is kept.
 func (b betaFields) empty() bool {
 	return b.Rules == nil && b.Retry == nil && b.Scopes == nil && b.ResumeRequest == "" && b.RestartMode == "" &&
-		b.MPI == (v1beta1.MPIStatus{}) && b.PodRestarts == nil && b.Progress == nil && b.ProgressStatus == nil
+		b.MPI == (v1beta1.MPIStatus{}) && b.PodRestarts == nil && b.Progress == nil && b.ProgressStatus == nil &&
+		b.PaddleLauncher == ""
 }
 
 // ConvertTo converts this job to the hub version, v1beta1.
@@ -143,6 +147,9 @@ func (dst *TrainingJob) ConvertFrom(hub conversion.Hub) error {
 	keep.PodRestarts = attemptPodRestarts(in.Status.Attempts)
 	keep.Progress = in.Spec.Progress
 	keep.ProgressStatus = in.Status.Progress
+	if rt := in.Spec.Runtime; rt != nil && rt.Paddle != nil {
+		keep.PaddleLauncher = rt.Paddle.Launcher
+	}
 	return putAnnotation(&dst.ObjectMeta, AnnotationV1beta1Fields, keep, !keep.empty())
 }
 
@@ -244,6 +251,9 @@ func restoreBeta(dst *v1beta1.TrainingJob, from *TrainingJob, lost betaFields) {
 	dst.Status.MPI = lost.MPI
 	dst.Spec.Progress = lost.Progress
 	dst.Status.Progress = lost.ProgressStatus
+	if rt := dst.Spec.Runtime; rt != nil && rt.Paddle != nil {
+		rt.Paddle.Launcher = lost.PaddleLauncher
+	}
 	if len(lost.PodRestarts) == len(dst.Status.Attempts) {
 		for i := range dst.Status.Attempts {
 			dst.Status.Attempts[i].PodRestarts = lost.PodRestarts[i]
@@ -451,6 +461,12 @@ func Convert_v1beta1_RunPolicy_To_v1alpha1_RunPolicy(in *v1beta1.RunPolicy, out 
 		out.Execution, out.Suspend = ExecutionStart, ptr.To(true)
 	}
 	return nil
+}
+
+// Convert_v1beta1_PaddleRuntime_To_v1alpha1_PaddleRuntime drops launcher;
+// ConvertFrom keeps it.
+func Convert_v1beta1_PaddleRuntime_To_v1alpha1_PaddleRuntime(in *v1beta1.PaddleRuntime, out *PaddleRuntime, s apiconversion.Scope) error {
+	return autoConvert_v1beta1_PaddleRuntime_To_v1alpha1_PaddleRuntime(in, out, s)
 }
 
 // Convert_v1alpha1_Runtime_To_v1beta1_Runtime converts volcano to volcanoJob.

@@ -98,7 +98,7 @@ type PaddleRuntime struct {
 	Mode PaddleMode `json:"mode,omitempty"`
 
 	// port is PADDLE_PORT: the port every pserver, and in collective mode
-	// every trainer, listens on.
+	// every trainer, listens on; with launcher Launch, the master's port.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	// +kubebuilder:default=30236
@@ -131,7 +131,34 @@ type PaddleRuntime struct {
 	// +kubebuilder:default=Environment
 	// +optional
 	PeerDiscovery PeerDiscovery `json:"peerDiscovery,omitempty"`
+
+	// launcher says which Paddle launcher the tasks run, and so which
+	// variables they get:
+	//   - Fleet (the default): the endpoint lists that paddle_k8s and
+	//     fleet's role makers read (TRAINING_ROLE, PADDLE_PORT,
+	//     PADDLE_PSERVERS_IP_PORT_LIST, PADDLE_TRAINER_ENDPOINTS,
+	//     PADDLE_TRAINER_ID, ...).
+	//   - Launch: what python -m paddle.distributed.launch reads, as
+	//     Kubeflow's PaddleJob sets it: PADDLE_MASTER, the address of task 0
+	//     of the pserver role (of the trainer role in Collective mode) at
+	//     port, which that task serves on its pod IP; PADDLE_NNODES;
+	//     PADDLE_JOB_ID; and in ParameterServer mode PADDLE_SERVER_NUM=1 on
+	//     the pservers and PADDLE_TRAINER_NUM=1 on the trainers. The
+	//     launchers find each other through the master.
+	// +kubebuilder:default=Fleet
+	// +optional
+	Launcher PaddleLauncher `json:"launcher,omitempty"`
 }
+
+// PaddleLauncher is the launcher a PaddlePaddle job's tasks run.
+// +kubebuilder:validation:Enum=Fleet;Launch
+type PaddleLauncher string
+
+// Paddle launchers.
+const (
+	PaddleFleet  PaddleLauncher = "Fleet"
+	PaddleLaunch PaddleLauncher = "Launch"
+)
 
 // PaddleMode is how a PaddlePaddle job trains.
 // +kubebuilder:validation:Enum=ParameterServer;Collective

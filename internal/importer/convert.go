@@ -3,6 +3,7 @@ package importer
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -26,14 +27,20 @@ type format struct {
 	annotationPrefixes []string
 }
 
-var formats = map[kind]format{
-	{"frameworkcontroller.microsoft.com", "Framework"}: {version: "v1", convert: convertFramework},
-	{"training.kubedl.io", "PyTorchJob"}:               {version: "v1alpha1", convert: convertKubeDL, annotationPrefixes: []string{"kubedl.io/"}},
-	{"kubeflow.org", "PyTorchJob"}:                     {version: "v1", convert: convertPyTorchJob},
-	{"trainer.kubeflow.org", "TrainJob"}:               {version: "v1alpha1", convert: convertTrainJob},
-	{"batch.volcano.sh", "Job"}:                        {version: "v1alpha1", convert: convertVolcano},
-	{"batch.tensorstack.dev", "PyTorchTrainingJob"}:    {version: "v1beta1", convert: convertT9k},
-	{"elastic.pytorch.org", "ElasticJob"}:              {version: "v1alpha1", convert: convertElasticJob},
+// formats are the kinds import converts, each in the versions it reads.
+var formats = map[kind][]format{
+	{"frameworkcontroller.microsoft.com", "Framework"}: {{version: "v1", convert: convertFramework}},
+	{"training.kubedl.io", "PyTorchJob"}:               {{version: "v1alpha1", convert: convertKubeDL, annotationPrefixes: []string{"kubedl.io/"}}},
+	{"kubeflow.org", "PyTorchJob"}:                     {{version: "v1", convert: convertPyTorchJob}},
+	{"kubeflow.org", "TFJob"}:                          {{version: "v1", convert: convertTFJob}},
+	{"kubeflow.org", "XGBoostJob"}:                     {{version: "v1", convert: convertXGBoostJob}},
+	{"kubeflow.org", "JAXJob"}:                         {{version: "v1", convert: convertJAXJob}},
+	{"kubeflow.org", "PaddleJob"}:                      {{version: "v1", convert: convertPaddleJob}},
+	{"kubeflow.org", "MPIJob"}:                         {{version: "v1", convert: convertMPIJobV1}, {version: "v2beta1", convert: convertMPIJobV2}},
+	{"trainer.kubeflow.org", "TrainJob"}:               {{version: "v1alpha1", convert: convertTrainJob}},
+	{"batch.volcano.sh", "Job"}:                        {{version: "v1alpha1", convert: convertVolcano}},
+	{"batch.tensorstack.dev", "PyTorchTrainingJob"}:    {{version: "v1beta1", convert: convertT9k}},
+	{"elastic.pytorch.org", "ElasticJob"}:              {{version: "v1alpha1", convert: convertElasticJob}},
 }
 
 // Runtimes of Kubeflow Trainer are not jobs: a TrainJob refers to one.
@@ -45,8 +52,10 @@ var runtimeKinds = map[kind]bool{
 // Kinds lists the kinds Convert takes, for messages and help.
 func Kinds() []string {
 	var out []string
-	for k, f := range formats {
-		out = append(out, fmt.Sprintf("%s (%s/%s)", k.kind, k.group, f.version))
+	for k, fs := range formats {
+		for _, f := range fs {
+			out = append(out, fmt.Sprintf("%s (%s/%s)", k.kind, k.group, f.version))
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -103,14 +112,21 @@ func splitKind(d Document) (kind, bool) {
 
 func convertOne(d Document, in *inputs) (Result, error) {
 	k, _ := splitKind(d)
-	f, ok := formats[k]
+	fs, ok := formats[k]
 	if !ok {
 		return Result{}, fmt.Errorf("%s: kind %q of apiVersion %q is not one muster import converts; it converts %s",
 			d.Source, d.Kind(), d.APIVersion(), strings.Join(Kinds(), ", "))
 	}
-	if v := strings.TrimPrefix(d.APIVersion(), k.group+"/"); v != f.version {
-		return Result{}, fmt.Errorf("%s: %s of apiVersion %q: muster import reads %s/%s", d.Source, d.Kind(), d.APIVersion(), k.group, f.version)
+	v := strings.TrimPrefix(d.APIVersion(), k.group+"/")
+	i := slices.IndexFunc(fs, func(f format) bool { return f.version == v })
+	if i < 0 {
+		versions := make([]string, len(fs))
+		for j, f := range fs {
+			versions[j] = k.group + "/" + f.version
+		}
+		return Result{}, fmt.Errorf("%s: %s of apiVersion %q: muster import reads %s", d.Source, d.Kind(), d.APIVersion(), strings.Join(versions, " or "))
 	}
+	f := fs[i]
 	s := newSource(d.Object)
 	s.use(path{"apiVersion"})
 	s.use(path{"kind"})

@@ -14,7 +14,7 @@ func convertElasticJob(s *source, _ *inputs) (musterv1.TrainingJobSpec, error) {
 	if err != nil {
 		return spec, err
 	}
-	roles, err := torchReplicas(s, torchReplicaJob{
+	roles, err := torchReplicas(s, replicaJob{
 		specs:    sp.child("replicaSpecs"),
 		defaults: map[string]musterv1.RestartPolicy{"worker": musterv1.RestartPolicyExitCode},
 		extraReplicas: map[string]string{
@@ -45,10 +45,6 @@ func convertElasticJob(s *source, _ *inputs) (musterv1.TrainingJobSpec, error) {
 	for i := range spec.Roles {
 		spec.Roles[i].Completion = &musterv1.CompletionPolicy{MinFailed: ptr(int32(1))}
 	}
-	backend := gangBackend(spec.Roles)
-	clearScheduler(spec.Roles, backend)
-	spec.Scheduling = rp.scheduling(s, backend, smallestSize(&spec))
-	spec.Run = rp.run
-	spec.FailurePolicy.BackoffLimit = rp.backoffLimit
+	kubeflowJob(s, &spec, rp)
 	return spec, nil
 }

@@ -15,7 +15,7 @@ func convertKubeDL(s *source, _ *inputs) (musterv1.TrainingJobSpec, error) {
 	if err != nil {
 		return spec, err
 	}
-	roles, err := torchReplicas(s, torchReplicaJob{
+	roles, err := torchReplicas(s, replicaJob{
 		specs:       sp.child("pytorchReplicaSpecs"),
 		defaults:    map[string]musterv1.RestartPolicy{"master": musterv1.RestartPolicyExitCode, "worker": musterv1.RestartPolicyOnFailure},
 		workerWaits: true, // KubeDL's DAG scheduling, on by default
@@ -48,11 +48,7 @@ func convertKubeDL(s *source, _ *inputs) (musterv1.TrainingJobSpec, error) {
 	case s.has(ep):
 		s.drop(ep, "KubeDL trains elastically only with enableElastic: true, and it is not set")
 	}
-	backend := gangBackend(spec.Roles)
-	clearScheduler(spec.Roles, backend)
-	spec.Scheduling = rp.scheduling(s, backend, smallestSize(&spec))
-	spec.Run = rp.run
-	spec.FailurePolicy.BackoffLimit = rp.backoffLimit
+	kubeflowJob(s, &spec, rp)
 	return spec, nil
 }
 

@@ -17,12 +17,11 @@ func convertPyTorchJob(s *source, _ *inputs) (musterv1.TrainingJobSpec, error) {
 	if err != nil {
 		return spec, err
 	}
-	roles, err := torchReplicas(s, torchReplicaJob{
+	roles, err := torchReplicas(s, replicaJob{
 		specs: sp.child("pytorchReplicaSpecs"),
 		defaults: map[string]musterv1.RestartPolicy{
 			"master": musterv1.RestartPolicyOnFailure, "worker": musterv1.RestartPolicyOnFailure},
-		exitCodeNote: "Kubeflow retries every exit code from 128 up; Muster's ExitCode retries 130, 137, 138 and 143 and OOM kills " +
-			"and fails the job on any other code (add a failure rule with onExitCodes for others)",
+		exitCodeNote: kubeflowExitCode,
 	})
 	if err != nil {
 		return spec, err
@@ -38,11 +37,7 @@ func convertPyTorchJob(s *source, _ *inputs) (musterv1.TrainingJobSpec, error) {
 		s.note(sp.child("nprocPerNode"), "a static PyTorch world in Muster runs one process per pod (WORLD_SIZE counts pods): "+
 			"run the program under torchrun with an elastic policy whose bounds are equal to keep several")
 	}
-	backend := gangBackend(spec.Roles)
-	clearScheduler(spec.Roles, backend)
-	spec.Scheduling = rp.scheduling(s, backend, smallestSize(&spec))
-	spec.Run = rp.run
-	spec.FailurePolicy.BackoffLimit = rp.backoffLimit
+	kubeflowJob(s, &spec, rp)
 	return spec, nil
 }
 

@@ -2,79 +2,24 @@ package importer
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
-// torchReplicaJob says how one Kubeflow-style PyTorch job format differs
-// from the others: KubeDL's PyTorchJob and Kubeflow's.
-type torchReplicaJob struct {
-	specs         path // the pytorchReplicaSpecs map
-	defaults      map[string]musterv1.RestartPolicy
-	workerWaits   bool   // the worker role waits for the master to run
-	exitCodeNote  string // what ExitCode loses, if anything
-	extraReplicas map[string]string
-}
-
-// torchReplicas converts the replica specs into roles, master first, the
-// way Kubeflow's PyTorch operators run them: MASTER_ADDR is the master's
-// task 0, RANK counts from it, and its end decides the job's.
-func torchReplicas(s *source, f torchReplicaJob) ([]musterv1.Role, error) {
-	types := s.keys(f.specs)
-	slices.SortStableFunc(types, func(a, b string) int { return torchRank(a) - torchRank(b) })
-	var roles []musterv1.Role
-	for _, t := range types {
-		p := f.specs.child(t)
-		if reason, ok := f.extraReplicas[strings.ToLower(t)]; ok {
-			s.drop(p, reason)
-			continue
-		}
-		if name := lowerRole(t); name != "master" && name != "worker" {
-			return nil, fmt.Errorf("%s: replica type %q: a PyTorch job has Master and Worker replicas", p, t)
-		}
-		r := musterv1.Role{Name: lowerRole(t)}
-		n, err := s.int32p(p.child("replicas"))
-		if err != nil {
-			return nil, err
-		}
-		r.Replicas = ptr(int32(1))
-		if n != nil {
-			r.Replicas = n
-		}
-		rpPath := p.child("restartPolicy")
-		if r.RestartPolicy, err = replicaRestart(rpPath, s.str(rpPath), f.defaults[r.Name]); err != nil {
-			return nil, err
-		}
-		if r.RestartPolicy == musterv1.RestartPolicyExitCode && f.exitCodeNote != "" {
-			s.note(rpPath, f.exitCodeNote)
-		}
-		// The operator replaces the template's restartPolicy with the
-		// replica's, as Muster does.
-		s.str(p.child("template", "spec", "restartPolicy"))
-		if r.Template, err = template(s, p.child("template")); err != nil {
-			return nil, err
-		}
-		roles = append(roles, r)
-	}
-	if len(roles) == 0 {
-		return nil, fmt.Errorf("%s: a PyTorch job needs a Master or Worker replica spec", f.specs)
+// torchReplicas converts the replica specs of a Kubeflow-style PyTorch job
+// into roles, master first, the way Kubeflow's PyTorch operators run them:
+// MASTER_ADDR is the master's task 0, RANK counts from it, and its end
+// decides the job's.
+func torchReplicas(s *source, f replicaJob) ([]musterv1.Role, error) {
+	f.kind, f.types = "PyTorch job", []string{"Master", "Worker"}
+	roles, err := kfReplicas(s, f)
+	if err != nil {
+		return nil, err
 	}
 	if f.workerWaits && len(roles) == 2 {
 		roles[1].DependsOn = []musterv1.Dependency{{Role: "master", When: musterv1.DependencyRunning}}
 	}
 	return roles, nil
-}
-
-func torchRank(t string) int {
-	switch strings.ToLower(t) {
-	case "master":
-		return 0
-	case "worker":
-		return 1
-	}
-	return 2
 }
 
 // torchStatic is the runtime of a PyTorch job without elastic training:

@@ -311,13 +311,11 @@ func trainRuntimePolicy(rs *source, spec *musterv1.TrainingJobSpec, trainerIdx i
 			}
 			mpi.SlotsPerWorker = int32(slots)
 		}
-		switch impl := rs.str(mp.child("mpi", "mpiImplementation")); impl {
-		case "", "OpenMPI":
-		case "Intel", "MPICH":
-			mpi.Implementation = musterv1.MPIMPICH
-		default:
-			return fmt.Errorf("spec.mlPolicy.mpi.mpiImplementation %q: OpenMPI, Intel or MPICH", impl)
+		impl, err := mpiImplementation(rs, mp.child("mpi", "mpiImplementation"))
+		if err != nil {
+			return err
 		}
+		mpi.Implementation = impl
 		mpi.SSHMountPath = rs.str(mp.child("mpi", "sshAuthMountPath"))
 		if asNode, err := rs.boolean(mp.child("mpi", "runLauncherAsNode")); err != nil {
 			return err

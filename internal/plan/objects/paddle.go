@@ -39,6 +39,9 @@ func paddleWiring(t taskRef, p *musterv1.PaddleRuntime) wiring {
 	if t.role.Name != trainerRole && (collective || t.role.Name != pserverRole) {
 		return wiring{}
 	}
+	if p.Launcher == musterv1.PaddleLaunch {
+		return paddleLaunchWiring(t, p)
+	}
 	port := cmp.Or(p.Port, musterv1.DefaultPaddlePort)
 	self := PodDNSName(t.job, t.role.Name, t.index)
 	var trainers, pservers []string
@@ -92,6 +95,51 @@ func paddleWiring(t taskRef, p *musterv1.PaddleRuntime) wiring {
 		// Trainers connect to the pservers; pservers only listen.
 		w.waitFor = hostsOnly(pservers)
 	}
+	if p.PeerDiscovery == musterv1.PeerDiscoveryPodList {
+		w.serviceAccount = PodReaderName(t.job)
+	}
+	return w
+}
+
+// paddleLaunchWiring sets what paddle.distributed.launch reads, as
+// Kubeflow's PaddleJob sets it. The launchers meet at PADDLE_MASTER, which
+// the master's own launcher serves only when its host is the pod's IP (it
+// compares the two): so the master is told its IP, the others its name,
+// which they wait for.
+func paddleLaunchWiring(t taskRef, p *musterv1.PaddleRuntime) wiring {
+	pserverRole, trainerRole := PaddleRoles(p)
+	collective := p.Mode == musterv1.PaddleCollective
+	masterRole := pserverRole
+	if collective {
+		masterRole = trainerRole
+	}
+	var nodes int32
+	for _, name := range []string{pserverRole, trainerRole} {
+		if r := topology.Find(t.job, name); r != nil && (name == trainerRole || !collective) {
+			nodes += topology.Replicas(r)
+		}
+	}
+	port := ":" + strconv.Itoa(int(cmp.Or(p.Port, musterv1.DefaultPaddlePort)))
+	env := []corev1.EnvVar{
+		{Name: "PADDLE_JOB_ID", Value: t.job.Name},
+		{Name: "PADDLE_NNODES", Value: strconv.Itoa(int(nodes))},
+	}
+	var w wiring
+	master := PodDNSName(t.job, masterRole, 0)
+	if t.role.Name == masterRole && t.index == 0 {
+		env = append(env, fieldEnv("POD_IP_DUMMY", "status.podIP"), corev1.EnvVar{Name: "PADDLE_MASTER", Value: "$(POD_IP_DUMMY)" + port})
+	} else {
+		env = append(env, corev1.EnvVar{Name: "PADDLE_MASTER", Value: master + port})
+		w.waitFor = []string{master}
+	}
+	switch {
+	case collective:
+	case t.role.Name == pserverRole:
+		env = append(env, corev1.EnvVar{Name: "PADDLE_SERVER_NUM", Value: "1"})
+	default:
+		env = append(env, corev1.EnvVar{Name: "PADDLE_TRAINER_NUM", Value: "1"})
+	}
+	w.env = append(env, corev1.EnvVar{Name: "PYTHONUNBUFFERED", Value: "1"})
 	if p.PeerDiscovery == musterv1.PeerDiscoveryPodList {
 		w.serviceAccount = PodReaderName(t.job)
 	}

@@ -1,6 +1,7 @@
 package objects
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -85,6 +86,52 @@ func TestPaddleCollectiveEnv(t *testing.T) {
 		}
 	}
 	checkEnv(t, podOf(t, job, "prep", 0), map[string]string{"TRAINING_ROLE": "", "PADDLE_TRAINER_ID": ""})
+}
+
+// Launch sets what paddle.distributed.launch reads, as Kubeflow's
+// PaddleJob does, and none of Fleet's lists: the launchers meet at task 0
+// of the pserver role (of the trainers, collective), which is told its
+// own IP, since the launcher serves the master only when its host is the
+// pod's address.
+func TestPaddleLaunchEnv(t *testing.T) {
+	launch := func(mode musterv1.PaddleMode) *musterv1.TrainingJob {
+		return testutil.MakeJob("pj", "ns").Runtime(musterv1.Runtime{Paddle: &musterv1.PaddleRuntime{
+			Launcher: musterv1.PaddleLaunch, Mode: mode, PServerRole: "master", TrainerRole: "worker", Port: 36543,
+		}}).Role("master", 2).Role("worker", 3).Obj()
+	}
+	fleet := map[string]string{"PADDLE_TRAINER_ENDPOINTS": "", "PADDLE_PSERVERS_IP_PORT_LIST": "", "TRAINING_ROLE": "", "PADDLE_PORT": ""}
+	ps := launch(musterv1.PaddleParameterServer)
+	for _, task := range []struct {
+		role  string
+		index int32
+		want  map[string]string
+	}{
+		{"master", 0, map[string]string{"PADDLE_MASTER": "$(POD_IP_DUMMY):36543", "PADDLE_SERVER_NUM": "1", "PADDLE_TRAINER_NUM": ""}},
+		{"master", 1, map[string]string{"PADDLE_MASTER": "pj-master-0.pj:36543", "PADDLE_SERVER_NUM": "1", "POD_IP_DUMMY": ""}},
+		{"worker", 2, map[string]string{"PADDLE_MASTER": "pj-master-0.pj:36543", "PADDLE_TRAINER_NUM": "1", "PADDLE_SERVER_NUM": ""}},
+	} {
+		pod := podOf(t, ps, task.role, task.index)
+		checkEnv(t, pod, map[string]string{"PADDLE_JOB_ID": "pj", "PADDLE_NNODES": "5", "PYTHONUNBUFFERED": "1"})
+		checkEnv(t, pod, task.want)
+		checkEnv(t, pod, fleet)
+		wait := []string{"pj-master-0.pj"}
+		if task.role == "master" && task.index == 0 {
+			wait = nil
+			if ip := pod.Spec.Containers[0].Env[slices.IndexFunc(pod.Spec.Containers[0].Env, func(e corev1.EnvVar) bool {
+				return e.Name == "POD_IP_DUMMY"
+			})]; ip.ValueFrom == nil || ip.ValueFrom.FieldRef.FieldPath != "status.podIP" {
+				t.Errorf("POD_IP_DUMMY = %+v, want the pod's IP", ip)
+			}
+		}
+		if diff := cmp.Diff(wait, waitedFor(pod)); diff != "" {
+			t.Errorf("%s waits for (-want +got):\n%s", pod.Name, diff)
+		}
+	}
+	col := launch(musterv1.PaddleCollective)
+	checkEnv(t, podOf(t, col, "worker", 0), map[string]string{"PADDLE_MASTER": "$(POD_IP_DUMMY):36543", "PADDLE_NNODES": "3",
+		"PADDLE_TRAINER_NUM": "", "PADDLE_SERVER_NUM": ""})
+	checkEnv(t, podOf(t, col, "worker", 1), map[string]string{"PADDLE_MASTER": "pj-worker-0.pj:36543"})
+	checkEnv(t, podOf(t, col, "master", 0), map[string]string{"PADDLE_MASTER": "", "PADDLE_JOB_ID": ""})
 }
 
 func TestPaddleUsersValuesWin(t *testing.T) {
