@@ -171,6 +171,7 @@ const (
 	EventReasonJobRestarting        EventReason = "JobRestarting"
 	EventReasonStoreRestarting      EventReason = "StoreRestarting"
 	EventReasonScalingDown          EventReason = "ScalingDown"
+	EventReasonScalingUp            EventReason = "ScalingUp"
 	EventReasonForceDeleted         EventReason = "ForceDeleted"
 	EventReasonAutoscaling          EventReason = "Autoscaling"
 	EventReasonSuspended            EventReason = "Suspended"

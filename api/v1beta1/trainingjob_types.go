@@ -25,6 +25,8 @@ const MaxTasks = 10000
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.ready`,description="Running tasks / desired tasks"
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restarts.total`
+// +kubebuilder:printcolumn:name="Progress",type=integer,JSONPath=`.status.progress.percent`,description="Percent of training done, as the job's program reports it (spec.progress)"
+// +kubebuilder:printcolumn:name="ETA",type=string,JSONPath=`.status.progress.estimatedCompletionTime`,priority=1,description="When training will be done at its recent pace"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:validation:XValidation:rule="self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",fieldPath=.metadata,message="metadata.name must be a DNS-1035 label (lower-case letters, digits and '-', starting with a letter): it names the job's Service"
 // +kubebuilder:validation:XValidation:rule="self.spec.roles.all(r, size(self.metadata.name) + size(r.name) <= 56)",fieldPath=.spec.roles,message="metadata.name and spec.roles[].name together must be at most 56 characters: pod names <job>-<role>-<index> must fit in 63 with any index up to 10000"

@@ -43,6 +43,11 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
+try:
+    import muster_progress  # examples/progress: rank 0's progress for `muster get`
+except ImportError:  # run outside the example's job
+    muster_progress = None
+
 
 def parse_args():
     p = argparse.ArgumentParser(description="ImageNet-style elastic training on synthetic data")
@@ -190,6 +195,10 @@ def train_epoch(args, ddp, loader, opt, epoch, world):
                 "Epoch: [%d][%s/%d]" % (epoch, str(i).rjust(width), n),
                 str(batch_time), str(data_time), str(losses), str(top1), str(top5),
                 "samples/s=%.1f" % rate]))
+            if muster_progress:
+                muster_progress.report(step=epoch * n + i + 1, total_steps=args.epochs * n, epoch=epoch,
+                                       total_epochs=args.epochs, samples_per_second=rate, loss=losses.avg,
+                                       acc1=top1.avg)
     return losses.avg
 
 
@@ -248,6 +257,9 @@ def main():
             event(event="epoch", epoch=epoch, world=world, loss="%.4f" % (mean.item() / world), acc1="%.2f" % acc1)
     if rank == 0:
         event(event="finished", epochs=args.epochs, world=world, acc1="%.2f" % best_acc1)
+        if muster_progress:
+            muster_progress.report(epoch=args.epochs, total_epochs=args.epochs, acc1=best_acc1)
+            muster_progress.done()  # the last report, for status once this pod has ended
     dist.barrier()
     dist.destroy_process_group()
 

@@ -245,10 +245,20 @@ func (r *Reconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Resu
 	if err := errors.Join(releaseErr, r.execute(ctx, job, observed{groups: groups, queue: queue, pods: pods, tensorBoard: tensorBoardOwn}, res)); err != nil {
 		return ctrl.Result{}, err
 	}
+	requeueFor(&res, nextRead, queue)
+	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
+}
+
+// requeueFor looks at the job again when nothing else would bring it
+// back in time: its next progress read, the end of its Workload slice's
+// handover.
+func requeueFor(res *plan.Result, nextRead time.Duration, q *queued) {
 	if nextRead > 0 {
 		res.RequeueWithin(nextRead)
 	}
-	return ctrl.Result{RequeueAfter: res.RequeueAfter}, nil
+	if q != nil && q.recheck > 0 {
+		res.RequeueWithin(q.recheck)
+	}
 }
 
 // needsFreshJob is whether a plan's actions must not be taken from a job

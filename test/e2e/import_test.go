@@ -46,7 +46,8 @@ else:
     sys.exit("the coordinator never answered")
 `
 	// xgboostPeer: the master (RANK 0) listens on MASTER_PORT and hears
-	// every other rank at MASTER_ADDR; every WORKER_ADDRS name resolves.
+	// every other rank at MASTER_ADDR; every WORKER_ADDRS name resolves
+	// while the workers still run (they wait for the master's word).
 	xgboostPeer = `
 import os, socket, sys, time
 rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
@@ -56,19 +57,25 @@ if len(workers) != world - 1 or os.environ["WORKER_PORT"] != "9991":
     sys.exit(f"WORKER_ADDRS {workers}, WORKER_PORT {os.environ['WORKER_PORT']}")
 if rank == 0:
     srv = socket.create_server(("", port))
-    heard = set()
-    while len(heard) < world - 1:
+    conns = []
+    while len(conns) < world - 1:
         conn, _ = srv.accept()
-        heard.add(int(conn.recv(16).decode()))
-        conn.close()
+        conns.append((conn, int(conn.recv(16).decode())))
     for w in workers:
         socket.gethostbyname(w)
-    print(f"master heard ranks {sorted(heard)} of {world}", flush=True)
-    sys.exit(0 if heard == set(range(1, world)) else 1)
+    heard = sorted(r for _, r in conns)
+    for conn, _ in conns:
+        conn.sendall(b"ok")
+        conn.close()
+    print(f"master heard ranks {heard} of {world}", flush=True)
+    sys.exit(0 if heard == list(range(1, world)) else 1)
 for attempt in range(240):
     try:
         with socket.create_connection((os.environ["MASTER_ADDR"], port), timeout=2) as c:
             c.sendall(str(rank).encode())
+            c.settimeout(120)
+            if c.recv(16) != b"ok":
+                sys.exit("the master did not answer ok")
         break
     except OSError:
         time.sleep(0.5)

@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -12,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
@@ -196,4 +199,105 @@ func TestKueuePreemptsALowerPriorityTrainingJob(t *testing.T) {
 	framework.WaitJob(g, c, ns, "high", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
 	got := framework.WaitJob(g, c, ns, "low", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
 	g.Expect(got.Status.Restarts.Accountable).To(gomega.BeZero(), "restarts %+v", got.Status.Restarts)
+}
+
+// An elastic TrainingJob (kueue.x-k8s.io/elastic-job) under Kueue is
+// resized without stopping, through Kueue's workload slices: admitted at
+// 2 pods of 2 GPUs beside another job of 4 GPUs, it is scaled to 4 with
+// `muster scale` and keeps running at 2, the same pods, until the other
+// job's end frees the quota; Kueue then admits its slice and two pods
+// join the two that never stopped. Scaled to 3, its Workload hands one
+// pod's quota back in place. Alone in the fake-node lane.
+func TestKueueGrowsAnElasticJobWithoutStoppingIt(t *testing.T) {
+	fakeNodes.exclusive(t)
+	g := gomega.NewWithT(t)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
+	ctx := context.Background()
+	kueueQueue(t, g, ns, nil)
+	queued := func(job *musterv1.TrainingJob) *musterv1.TrainingJob {
+		job.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
+		return job
+	}
+	gpus := func(runFor time.Duration) func(*corev1.PodTemplateSpec) {
+		return func(p *corev1.PodTemplateSpec) {
+			fakeGPUTasks(2, runFor)(p)
+			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{devcluster.GPUResource: resource.MustParse("2")}
+		}
+	}
+	other := queued(testutil.MakeJob("other", ns).Role("worker", 2).Template(gpus(40 * time.Second)).Obj())
+	g.Expect(c.Create(ctx, other)).To(gomega.Succeed())
+	framework.WaitJob(g, c, ns, "other", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
+	grow := queued(testutil.MakeJob("grow", ns).Role("worker", 2).Scalable(1, 4).Template(gpus(10 * time.Minute)).Obj())
+	grow.Annotations = map[string]string{kueue.AnnotationElasticJob: "true"}
+	g.Expect(c.Create(ctx, grow)).To(gomega.Succeed())
+	framework.WaitJob(g, c, ns, "grow", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
+
+	podsOf := func(g gomega.Gomega) map[string]types.UID {
+		var pods corev1.PodList
+		g.Expect(c.List(ctx, &pods, client.InNamespace(ns), client.MatchingLabels{musterv1.LabelJobName: "grow"})).To(gomega.Succeed())
+		out := map[string]types.UID{}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp == nil {
+				g.Expect(p.Status.Phase).To(gomega.Equal(corev1.PodRunning), "%s", p.Name)
+				out[p.Name] = p.UID
+			}
+		}
+		return out
+	}
+	var first map[string]types.UID
+	g.Eventually(func(g gomega.Gomega) { first = podsOf(g); g.Expect(first).To(gomega.HaveLen(2)) }, jobTimeout, 500*time.Millisecond).Should(gomega.Succeed())
+	stillRunning := func(g gomega.Gomega, now map[string]types.UID, before map[string]types.UID) {
+		for name, uid := range before {
+			g.Expect(now).To(gomega.HaveKeyWithValue(name, uid), "%s was stopped or replaced", name)
+		}
+	}
+	scale := func(n string) {
+		cmd := exec.Command(muster(t), "scale", "grow", "--replicas", n, "-n", ns)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig())
+		out, err := cmd.CombinedOutput()
+		g.Expect(err).NotTo(gomega.HaveOccurred(), "muster scale: %s", out)
+	}
+
+	// Grown to 4 while the other job holds 4 of the 8 GPUs: it runs on at
+	// 2, the same pods, its slice waiting for Kueue.
+	scale("4")
+	g.Consistently(func(g gomega.Gomega) {
+		now := podsOf(g)
+		g.Expect(now).To(gomega.HaveLen(2))
+		stillRunning(g, now, first)
+	}, 5*time.Second, 500*time.Millisecond).Should(gomega.Succeed())
+	j := &musterv1.TrainingJob{}
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "grow"}, j)).To(gomega.Succeed())
+	g.Expect(j.Status.Phase).To(gomega.Equal(musterv1.PhaseRunning))
+
+	// The other's end frees the quota: two pods join the two that ran on.
+	framework.WaitJob(g, c, ns, "other", jobTimeout, framework.PhaseIs(musterv1.PhaseSucceeded))
+	var grown map[string]types.UID
+	g.Eventually(func(g gomega.Gomega) {
+		grown = podsOf(g)
+		g.Expect(grown).To(gomega.HaveLen(4))
+		stillRunning(g, grown, first)
+	}, jobTimeout, 500*time.Millisecond).Should(gomega.Succeed())
+	j = framework.WaitJob(g, c, ns, "grow", jobTimeout, func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Replicas).To(gomega.Equal(int32(4)))
+		g.Expect(j.Status.Scheduling.Workload).To(gomega.Equal(kueue.SliceName(j)))
+	})
+
+	// Shrunk to 3: one pod goes, the Workload's count goes down in place.
+	scale("3")
+	g.Eventually(func(g gomega.Gomega) {
+		now := podsOf(g)
+		g.Expect(now).To(gomega.HaveLen(3))
+		for name, uid := range now {
+			g.Expect(grown).To(gomega.HaveKeyWithValue(name, uid), "%s is new", name)
+		}
+	}, jobTimeout, 500*time.Millisecond).Should(gomega.Succeed())
+	g.Eventually(func(g gomega.Gomega) {
+		wl, err := dynamicClient(g).Resource(kueueResource("workloads")).Namespace(ns).Get(ctx, j.Status.Scheduling.Workload, metav1.GetOptions{})
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		g.Expect(kueue.Counts(wl)).To(gomega.Equal(map[string]int64{"worker": 3}))
+	}, jobTimeout, 500*time.Millisecond).Should(gomega.Succeed())
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "grow"}, j)).To(gomega.Succeed())
+	g.Expect(j.Status.Restarts.Total).To(gomega.BeZero())
 }

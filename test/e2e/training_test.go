@@ -60,6 +60,14 @@ func TestElasticDemo(t *testing.T) {
 	g.Expect(rep.Progress.Finished).To(gomega.BeTrue())
 	g.Expect(rep.Phase).To(gomega.Equal(musterv1.PhaseSucceeded))
 	g.Expect(rep.Completion).To(gomega.Equal("SucceededTaskCount 1 has reached MinSucceededTaskCount 1 in role worker"))
+	// The operator read rank 0's reports into status.progress, which the
+	// demo showed as it rose, and the last report ends it at 100%.
+	g.Eventually(func(g gomega.Gomega) {
+		job := &musterv1.TrainingJob{}
+		g.Expect(cluster.Client.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: demo.JobName}, job)).To(gomega.Succeed())
+		g.Expect(job.Status.Progress).NotTo(gomega.BeNil())
+		g.Expect(job.Status.Progress.Percent).To(gomega.HaveValue(gomega.Equal(int32(100))))
+	}, time.Minute, 500*time.Millisecond).Should(gomega.Succeed())
 
 	// A job that grows or shrinks while it trains stays Running throughout;
 	// it ends with a status as clean as an unscaled run's, and nothing

@@ -18,10 +18,16 @@ import (
 // workload reads the job's Kueue Workload.
 func (e *env) workload(job *musterv1.TrainingJob) *unstructured.Unstructured {
 	e.t.Helper()
+	return e.workloadNamed(kueue.WorkloadName(job))
+}
+
+// workloadNamed reads a Kueue Workload of the test's namespace.
+func (e *env) workloadNamed(name string) *unstructured.Unstructured {
+	e.t.Helper()
 	wl := &unstructured.Unstructured{}
 	wl.SetGroupVersionKind(kueue.WorkloadKind)
 	e.g.Eventually(func() error {
-		return k8s.Get(e.ctx(), client.ObjectKey{Namespace: e.ns, Name: kueue.WorkloadName(job)}, wl)
+		return k8s.Get(e.ctx(), client.ObjectKey{Namespace: e.ns, Name: name}, wl)
 	}, timeout, interval).Should(gomega.Succeed())
 	return wl
 }
@@ -29,8 +35,14 @@ func (e *env) workload(job *musterv1.TrainingJob) *unstructured.Unstructured {
 // asKueue writes a Workload's status as Kueue's controllers would.
 func (e *env) asKueue(job *musterv1.TrainingJob, edit func(status map[string]any)) {
 	e.t.Helper()
+	e.asKueueOn(kueue.WorkloadName(job), edit)
+}
+
+// asKueueOn writes the status of the named Workload as Kueue would.
+func (e *env) asKueueOn(name string, edit func(status map[string]any)) {
+	e.t.Helper()
 	e.g.Eventually(func() error {
-		wl := e.workload(job)
+		wl := e.workloadNamed(name)
 		status, _, _ := unstructured.NestedMap(wl.Object, "status")
 		if status == nil {
 			status = map[string]any{}
@@ -70,15 +82,20 @@ func setCondition(status map[string]any, t string, on bool, reason, msg string) 
 	status["conditions"] = append(conds, c)
 }
 
-func admit(status map[string]any) {
-	status["admission"] = map[string]any{
-		"clusterQueue": "cq-gpu",
-		"podSetAssignments": []any{map[string]any{
-			"name": "worker", "count": int64(2), "flavors": map[string]any{"cpu": "pool-a"},
-		}},
+func admit(status map[string]any) { admitWorkers(2)(status) }
+
+// admitWorkers admits n pods of the podSet worker on flavor pool-a.
+func admitWorkers(n int64) func(status map[string]any) {
+	return func(status map[string]any) {
+		status["admission"] = map[string]any{
+			"clusterQueue": "cq-gpu",
+			"podSetAssignments": []any{map[string]any{
+				"name": "worker", "count": n, "flavors": map[string]any{"cpu": "pool-a"},
+			}},
+		}
+		setCondition(status, kueue.CondQuotaReserved, true, "QuotaReserved", "quota reserved in cq-gpu")
+		setCondition(status, kueue.CondAdmitted, true, "Admitted", "admitted by cq-gpu")
 	}
-	setCondition(status, kueue.CondQuotaReserved, true, "QuotaReserved", "quota reserved in cq-gpu")
-	setCondition(status, kueue.CondAdmitted, true, "Admitted", "admitted by cq-gpu")
 }
 
 func workloadCondition(wl *unstructured.Unstructured, t string) *metav1.Condition {
@@ -253,4 +270,89 @@ func TestKueueQuotaFollowsTheTemplateAndTheLabel(t *testing.T) {
 	e.g.Expect(e.update("kg", func(j *musterv1.TrainingJob) { delete(j.Labels, kueue.LabelQueueName) })).To(gomega.Succeed())
 	e.g.Eventually(func() *metav1.Condition { return workloadCondition(e.workload(job), kueue.CondFinished) }, timeout, interval).
 		Should(gomega.HaveField("Reason", "LeftQueue"))
+}
+
+// An elastic job (kueue.x-k8s.io/elastic-job) is resized under Kueue
+// without stopping: grown, it keeps its running pods while a slice asks
+// for the new size, and makes the new pods only once Kueue admits the
+// slice in the old Workload's stead; shrunk, its Workload's count goes
+// down in place. No pod is replaced and nothing is counted.
+func TestKueueElasticJobResizesWithoutStopping(t *testing.T) {
+	e := newEnv(t)
+	e.flavor("pool-a", map[string]any{"nodeLabels": map[string]any{"pool": "a"}})
+	spec := e.job("ek").Role("worker", 2).Scalable(1, 4).Obj()
+	spec.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
+	spec.Annotations = map[string]string{kueue.AnnotationElasticJob: "true"}
+	job := e.create(spec)
+	first := e.workload(job)
+	e.g.Expect(first.GetAnnotations()).To(gomega.HaveKeyWithValue(kueue.AnnotationElasticJob, "true"))
+	e.asKueue(job, admitWorkers(2))
+	running := e.runAll("ek", 2)
+	e.waitPhase("ek", musterv1.PhaseRunning)
+	uids := map[string]string{}
+	for _, p := range running {
+		uids[p.Name] = string(p.UID)
+	}
+	// The pods of before keep running, the same pods.
+	same := func(g gomega.Gomega, pods []corev1.Pod) {
+		for _, p := range pods {
+			if uid, ok := uids[p.Name]; ok {
+				g.Expect(string(p.UID)).To(gomega.Equal(uid), "%s was replaced", p.Name)
+			}
+		}
+	}
+
+	// Grown to 4: a slice asks for 4 in the first Workload's stead; the job
+	// runs on at 2 meanwhile.
+	e.g.Expect(e.update("ek", func(j *musterv1.TrainingJob) { j.Spec.Scaling.Replicas = new(int32(4)) })).To(gomega.Succeed())
+	slice := e.workloadNamed(kueue.SliceName(e.get("ek")))
+	e.g.Expect(slice.GetAnnotations()).To(gomega.HaveKeyWithValue(kueue.AnnotationReplacementFor, e.ns+"/"+first.GetName()))
+	e.g.Expect(kueue.Counts(slice)).To(gomega.Equal(map[string]int64{"worker": 4}))
+	e.g.Consistently(func(g gomega.Gomega) {
+		pods := e.pods("ek")
+		g.Expect(pods).To(gomega.HaveLen(2))
+		same(g, pods)
+		j := e.get("ek")
+		g.Expect(j.Status.Phase).To(gomega.Equal(musterv1.PhaseRunning))
+		g.Expect(j.Status.Scheduling.Workload).To(gomega.Equal(first.GetName()))
+	}, "2s", interval).Should(gomega.Succeed())
+
+	// Kueue finishes the first Workload, then admits the slice: in between
+	// the job runs on as the first admitted it; then two more pods.
+	e.asKueueOn(first.GetName(), func(s map[string]any) {
+		setCondition(s, kueue.CondFinished, true, kueue.ReasonSliceReplaced, "replaced")
+	})
+	e.g.Consistently(func(g gomega.Gomega) {
+		pods := e.pods("ek")
+		g.Expect(pods).To(gomega.HaveLen(2))
+		same(g, pods)
+		g.Expect(e.get("ek").Status.IsTrue(musterv1.ConditionSuspended)).To(gomega.BeFalse())
+	}, "2s", interval).Should(gomega.Succeed())
+	e.asKueueOn(slice.GetName(), admitWorkers(4))
+	grown := e.waitPodCount("ek", 4)
+	same(e.g, grown)
+	for _, p := range grown {
+		e.g.Expect(p.Spec.NodeSelector).To(gomega.HaveKeyWithValue("pool", "a"), p.Name)
+	}
+	e.runAll("ek", 4)
+	e.eventuallyJob("ek", func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Replicas).To(gomega.Equal(int32(4)))
+		g.Expect(j.Status.Scheduling.Workload).To(gomega.Equal(slice.GetName()))
+	})
+	for _, p := range grown {
+		uids[p.Name] = string(p.UID)
+	}
+
+	// Shrunk to 3: the slice's count goes down in place, one pod goes.
+	e.g.Expect(e.update("ek", func(j *musterv1.TrainingJob) { j.Spec.Scaling.Replicas = new(int32(3)) })).To(gomega.Succeed())
+	e.g.Eventually(func() map[string]int64 { return kueue.Counts(e.workloadNamed(slice.GetName())) }, timeout, interval).
+		Should(gomega.Equal(map[string]int64{"worker": 3}))
+	e.g.Eventually(func(g gomega.Gomega) {
+		pods := e.pods("ek")
+		g.Expect(pods).To(gomega.HaveLen(3))
+		same(g, pods)
+	}, timeout, interval).Should(gomega.Succeed())
+	got := e.get("ek")
+	e.g.Expect(got.Status.Restarts.Total).To(gomega.BeZero())
+	e.g.Expect(got.Status.IsTrue(musterv1.ConditionSuspended)).To(gomega.BeFalse())
 }

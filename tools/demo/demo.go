@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/cli/printers"
 	"github.com/muster-dev/muster/internal/joblogs"
 )
 
@@ -55,6 +56,9 @@ type Report struct {
 	// finished its first epoch.
 	Rescales []time.Duration
 	Elapsed  time.Duration
+	// Reported is the job's status.progress at its end, as muster get
+	// shows it.
+	Reported string
 }
 
 type run struct {
@@ -65,6 +69,8 @@ type run struct {
 	prog  Progress
 	phase musterv1.JobPhase
 	ready string
+	// reported is status.progress as last shown: PROGRESS and ETA.
+	reported string
 }
 
 // Run runs the scenario against the cluster at cfg.
@@ -219,6 +225,7 @@ func (r *run) waitForJob(ctx context.Context, report *Report) error {
 			return false
 		}
 		report.Phase, report.Completion = job.Status.Phase, completion(job)
+		report.Reported = printers.Progress(job.Status.Progress)
 		return true
 	})
 	if err == nil && report.Phase != musterv1.PhaseSucceeded {
@@ -238,6 +245,15 @@ func (r *run) watchPhase(ctx context.Context) (*musterv1.TrainingJob, error) {
 	if job.Status.Phase != r.phase || job.Status.Ready != r.ready {
 		r.phase, r.ready = job.Status.Phase, job.Status.Ready
 		r.printf("job %s: %s, %s tasks running", JobName, r.phase, r.ready)
+	}
+	// What the operator read from rank 0 (spec.progress), as muster get
+	// shows it.
+	if p := job.Status.Progress; p != nil {
+		shown := printers.Progress(p) + ", ETA " + printers.ETA(p, time.Now())
+		if p.Percent != nil && r.reported != shown {
+			r.reported = shown
+			r.printf("status.progress: %s (muster get's PROGRESS and ETA)", shown)
+		}
 	}
 	return job, nil
 }
@@ -263,5 +279,6 @@ func (r *run) summary(rep *Report) {
 	}
 	fmt.Fprintf(w, "  last epoch:       %d, loss %s\n", rep.Progress.LastEpoch, rep.Progress.LastLoss)
 	fmt.Fprintf(w, "  job:              %s: %s\n", rep.Phase, rep.Completion)
+	fmt.Fprintf(w, "  status.progress:  %s\n", rep.Reported)
 	fmt.Fprintf(w, "  took:             %.0fs\n", rep.Elapsed.Seconds())
 }

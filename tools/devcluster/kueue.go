@@ -83,6 +83,8 @@ func (c *Config) kueueConfig() string {
 		"featureGates:",
 		// It serves an aggregated API on all interfaces.
 		"  VisibilityOnDemand: false",
+		// Elastic TrainingJobs grow through workload slices (alpha).
+		"  ElasticJobsViaWorkloadSlices: true",
 		"integrations:",
 		"  frameworks:",
 		"  - batch/job",

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
@@ -74,7 +75,8 @@ func WorkloadName(job *musterv1.TrainingJob) string {
 // which Kueue reads the requests, node selectors and tolerations of. A
 // scalable role's podSet carries its minReplicas as minCount, so Kueue may
 // admit the job smaller when the quota is short (partial admission); the
-// job then runs at the admitted size. priority is the value of the job's
+// job then runs at the admitted size. An elastic job's (Elastic) carries
+// AnnotationElasticJob instead. priority is the value of the job's
 // PriorityClass, nil for none.
 func Desired(job *musterv1.TrainingJob, priority *int32) (*unstructured.Unstructured, error) {
 	eff := topology.Effective(job)
@@ -89,7 +91,8 @@ func Desired(job *musterv1.TrainingJob, priority *int32) (*unstructured.Unstruct
 			return nil, fmt.Errorf("role %s: %w", r.Name, err)
 		}
 		set := map[string]any{"name": r.Name, "count": int64(n), "template": tmpl}
-		if topology.ScalingOf(job, r.Name) != nil {
+		// Kueue admits an elastic job's slices whole, never partly.
+		if topology.ScalingOf(job, r.Name) != nil && !Elastic(job) {
 			if least := topology.MinReplicas(job, &r); least < n {
 				set["minCount"] = int64(least)
 			}
@@ -107,6 +110,9 @@ func Desired(job *musterv1.TrainingJob, priority *int32) (*unstructured.Unstruct
 	u.SetName(WorkloadName(job))
 	u.SetNamespace(job.Namespace)
 	u.SetLabels(map[string]string{musterv1.LabelJobName: job.Name})
+	if Elastic(job) {
+		u.SetAnnotations(map[string]string{AnnotationElasticJob: "true"})
+	}
 	u.SetOwnerReferences([]metav1.OwnerReference{*metav1.NewControllerRef(job, musterv1.GroupVersion.WithKind("TrainingJob"))})
 	return u, nil
 }
@@ -183,6 +189,8 @@ type State struct {
 	// while an eviction (preemption, a timeout, a deactivation) is being
 	// carried out.
 	QuotaReserved, Admitted, Evicted, Finished bool
+	// FinishedAt is when the Workload was finished.
+	FinishedAt time.Time
 	// PodsReady is the job controller's own last word on its pods.
 	PodsReady bool
 	// ClusterQueue is the ClusterQueue that admitted the Workload.
@@ -202,7 +210,9 @@ func Observe(wl *unstructured.Unstructured) State {
 	conds := conditions(wl)
 	st.QuotaReserved = apimeta.IsStatusConditionTrue(conds, CondQuotaReserved)
 	st.Admitted = apimeta.IsStatusConditionTrue(conds, CondAdmitted)
-	st.Finished = apimeta.IsStatusConditionTrue(conds, CondFinished)
+	if c := apimeta.FindStatusCondition(conds, CondFinished); c != nil && c.Status == metav1.ConditionTrue {
+		st.Finished, st.FinishedAt = true, c.LastTransitionTime.Time
+	}
 	st.PodsReady = apimeta.IsStatusConditionTrue(conds, CondPodsReady)
 	if c := apimeta.FindStatusCondition(conds, CondEvicted); c != nil && c.Status == metav1.ConditionTrue {
 		st.Evicted, st.Reason, st.Message = true, c.Reason, c.Message

@@ -38,6 +38,17 @@ const (
 	// StepPodsReady reports whether the admitted job's pods all run, for
 	// waitForPodsReady.
 	StepPodsReady
+	// StepResize sets an elastic job's Workload's counts to the job's: a
+	// scale-down, or any change before admission.
+	StepResize
+	// StepSlice asks for a grown elastic job's new slice.
+	StepSlice
+	// StepResizeSlice sets the pending slice's counts to the job's.
+	StepResizeSlice
+	// StepDropSlice deletes a pending slice the job no longer needs.
+	StepDropSlice
+	// StepFinishReplaced finishes the Workload an admitted slice replaces.
+	StepFinishReplaced
 )
 
 // Decide is the next step for a job's Workload. exists says whether it
@@ -83,6 +94,10 @@ func StatusEdit(step Step, st State, job JobState, now metav1.Time) func(status 
 			reason = "Failed"
 		}
 		return func(s map[string]any) { setCondition(s, Condition(CondFinished, true, reason, msg, now)) }
+	case StepFinishReplaced:
+		return func(s map[string]any) {
+			setCondition(s, Condition(CondFinished, true, ReasonSliceReplaced, "replaced by the job's admitted slice", now))
+		}
 	case StepRequeue:
 		return func(s map[string]any) {
 			delete(s, "admission")
