@@ -120,6 +120,10 @@ for attempt in range(240):
 else:
     sys.exit("the master never answered")
 `
+	// mpiLauncher is an MPIJob's launcher container: mpirun runs MPI_SUM
+	// on two ranks.
+	mpiLauncher = `{name: launcher, image: IMAGE, command: [mpirun, -n, "2", -x, PATH, python3, -c, MPI_SUM], ` +
+		`env: [{name: OMPI_ALLOW_RUN_AS_ROOT, value: "1"}, {name: OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, value: "1"}]}`
 	// mpiSum: every rank adds rank + 1 with mpi4py's allreduce.
 	mpiSum = `from mpi4py import MPI
 c = MPI.COMM_WORLD
@@ -221,12 +225,7 @@ spec:
       template:
         spec:
           containers:
-          - name: launcher
-            image: IMAGE
-            command: [mpirun, -n, "2", -x, PATH, python3, -c, MPI_SUM]
-            env:
-            - {name: OMPI_ALLOW_RUN_AS_ROOT, value: "1"}
-            - {name: OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, value: "1"}
+          - MPI_LAUNCHER
     Worker:
       replicas: 2
       template:
@@ -246,12 +245,7 @@ spec:
       template:
         spec:
           containers:
-          - name: mpi
-            image: IMAGE
-            command: [mpirun, -n, "2", -x, PATH, python3, -c, MPI_SUM]
-            env:
-            - {name: OMPI_ALLOW_RUN_AS_ROOT, value: "1"}
-            - {name: OMPI_ALLOW_RUN_AS_ROOT_CONFIRM, value: "1"}
+          - MPI_LAUNCHER
     Worker:
       replicas: 2
       template:
@@ -280,7 +274,8 @@ func TestImportedKubeflowJobsRun(t *testing.T) {
 			}
 			ns := cluster.Namespace(t, g)
 			manifest := strings.NewReplacer("IMAGE", image, "TF_PEER", quote(tfPeer), "JAX_PEER", quote(jaxPeer),
-				"XGB_PEER", quote(xgboostPeer), "PADDLE_PEER", quote(paddlePeer), "MPI_SUM", quote(mpiSum)).Replace(k.manifest)
+				"XGB_PEER", quote(xgboostPeer), "PADDLE_PEER", quote(paddlePeer), "MPI_SUM", quote(mpiSum)).
+				Replace(strings.ReplaceAll(k.manifest, "MPI_LAUNCHER", mpiLauncher))
 			cmd := exec.Command(muster(t), "import", "-f", "-", "--apply", "-n", ns)
 			cmd.Env = append(os.Environ(), "KUBECONFIG="+cluster.Kubeconfig())
 			cmd.Stdin = strings.NewReader(manifest)

@@ -37,11 +37,7 @@ func TestKueueQuotaHoldsATrainingJobUntilThereIsRoom(t *testing.T) {
 	kueueQueue(t, g, ns, nil)
 	names := []string{"first", "second"}
 	for _, name := range names {
-		job := testutil.MakeJob(name, ns).Role("worker", 4).Template(func(p *corev1.PodTemplateSpec) {
-			fakeGPUTasks(2, 15*time.Second)(p)
-			// Kueue counts requests.
-			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{devcluster.GPUResource: resource.MustParse("2")}
-		}).Obj()
+		job := testutil.MakeJob(name, ns).Role("worker", 4).Template(queuedGPUTasks(15 * time.Second)).Obj()
 		job.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
 		g.Expect(c.Create(ctx, job)).To(gomega.Succeed())
 	}
@@ -98,6 +94,15 @@ func kueueResource(resource string) schema.GroupVersionResource {
 // kueueQueue makes a LocalQueue team-a in ns whose ClusterQueue has the 8
 // GPUs of a flavor on the fake nodes; preemption, if set, is the
 // ClusterQueue's policy. All of it goes when the test ends.
+// queuedGPUTasks are fake tasks of 2 GPUs each that run for runFor, asking
+// for their GPUs as requests too: Kueue counts requests.
+func queuedGPUTasks(runFor time.Duration) func(*corev1.PodTemplateSpec) {
+	return func(p *corev1.PodTemplateSpec) {
+		fakeGPUTasks(2, runFor)(p)
+		p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{devcluster.GPUResource: resource.MustParse("2")}
+	}
+}
+
 func kueueQueue(t *testing.T, g gomega.Gomega, ns string, preemption map[string]any) {
 	ctx := context.Background()
 	dc := dynamicClient(g)
@@ -176,10 +181,7 @@ func TestKueuePreemptsALowerPriorityTrainingJob(t *testing.T) {
 	job := func(name, priority string, runFor time.Duration) *musterv1.TrainingJob {
 		j := testutil.MakeJob(name, ns).Role("worker", 4).RestartPolicy(musterv1.RestartPolicyOnFailure).
 			Scheduling(musterv1.Scheduling{PriorityClassName: priority}).
-			Template(func(p *corev1.PodTemplateSpec) {
-				fakeGPUTasks(2, runFor)(p)
-				p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{devcluster.GPUResource: resource.MustParse("2")}
-			}).Obj()
+			Template(queuedGPUTasks(runFor)).Obj()
 		j.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
 		return j
 	}
@@ -219,16 +221,10 @@ func TestKueueGrowsAnElasticJobWithoutStoppingIt(t *testing.T) {
 		job.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
 		return job
 	}
-	gpus := func(runFor time.Duration) func(*corev1.PodTemplateSpec) {
-		return func(p *corev1.PodTemplateSpec) {
-			fakeGPUTasks(2, runFor)(p)
-			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{devcluster.GPUResource: resource.MustParse("2")}
-		}
-	}
-	other := queued(testutil.MakeJob("other", ns).Role("worker", 2).Template(gpus(40 * time.Second)).Obj())
+	other := queued(testutil.MakeJob("other", ns).Role("worker", 2).Template(queuedGPUTasks(40 * time.Second)).Obj())
 	g.Expect(c.Create(ctx, other)).To(gomega.Succeed())
 	framework.WaitJob(g, c, ns, "other", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
-	grow := queued(testutil.MakeJob("grow", ns).Role("worker", 2).Scalable(1, 4).Template(gpus(10 * time.Minute)).Obj())
+	grow := queued(testutil.MakeJob("grow", ns).Role("worker", 2).Scalable(1, 4).Template(queuedGPUTasks(10 * time.Minute)).Obj())
 	grow.Annotations = map[string]string{kueue.AnnotationElasticJob: "true"}
 	g.Expect(c.Create(ctx, grow)).To(gomega.Succeed())
 	framework.WaitJob(g, c, ns, "grow", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
