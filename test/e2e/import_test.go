@@ -47,7 +47,8 @@ else:
 `
 	// xgboostPeer: the master (RANK 0) listens on MASTER_PORT and hears
 	// every other rank at MASTER_ADDR; every WORKER_ADDRS name resolves
-	// while the workers still run (they wait for the master's word).
+	// while the workers still run (they wait for the master's word), as
+	// soon as the endpoint controllers publish it.
 	xgboostPeer = `
 import os, socket, sys, time
 rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
@@ -61,8 +62,16 @@ if rank == 0:
     while len(conns) < world - 1:
         conn, _ = srv.accept()
         conns.append((conn, int(conn.recv(16).decode())))
+    # A name resolves once the endpoint controllers have published its pod.
     for w in workers:
-        socket.gethostbyname(w)
+        for attempt in range(120):
+            try:
+                socket.gethostbyname(w)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            sys.exit(f"{w} never resolved")
     heard = sorted(r for _, r in conns)
     for conn, _ in conns:
         conn.sendall(b"ok")
