@@ -37,6 +37,8 @@ type queued struct {
 	// workload at the job's larger size, and nextState its state.
 	next      *unstructured.Unstructured
 	nextState kueue.State
+	// want are the podSets' counts the job asks for now.
+	want map[string]int64
 	// recheck is when to look again at a job that runs on the admission of
 	// the Workload its new slice replaced (kueue.SliceHandover).
 	recheck time.Duration
@@ -67,7 +69,8 @@ func (r *Reconciler) observeQueue(ctx context.Context, job *musterv1.TrainingJob
 		return nil, nil, err
 	}
 	elastic := kueue.Elastic(job)
-	q := &queued{workload: wl, state: kueue.Observe(wl), matches: kueue.Matches(wl, want) || elastic && kueue.Resized(wl, want)}
+	q := &queued{workload: wl, state: kueue.Observe(wl), matches: kueue.Matches(wl, want) || elastic && kueue.Resized(wl, want),
+		want: kueue.Counts(want)}
 	if elastic && chain.Next != nil {
 		q.next, q.nextState = chain.Next, kueue.Observe(chain.Next)
 	}
@@ -84,7 +87,7 @@ func (r *Reconciler) observeQueue(ctx context.Context, job *musterv1.TrainingJob
 			in.Message += ": " + st.Message
 		}
 	default:
-		return r.admitted(ctx, in, q, wl, st, want, elastic)
+		return r.admitted(ctx, in, q, wl, st, elastic)
 	}
 	if prev := chain.Replaced; elastic && q.matches && !st.Evicted && prev != nil {
 		// Kueue finished the Workload the slice replaces and is about to
@@ -92,7 +95,7 @@ func (r *Reconciler) observeQueue(ctx context.Context, job *musterv1.TrainingJob
 		before := kueue.Observe(prev)
 		if left := kueue.SliceHandover - r.opts.Clock.Now().Sub(before.FinishedAt); left > 0 {
 			q.recheck = left
-			return r.admitted(ctx, in, q, prev, before, want, elastic)
+			return r.admitted(ctx, in, q, prev, before, elastic)
 		}
 	}
 	return in, q, nil
@@ -102,7 +105,7 @@ func (r *Reconciler) observeQueue(ctx context.Context, job *musterv1.TrainingJob
 // where its roles' pods go, and, for an elastic job, the counts wl holds of
 // the roles it wants more of.
 func (r *Reconciler) admitted(ctx context.Context, in *plan.Admission, q *queued, wl *unstructured.Unstructured, st kueue.State,
-	want *unstructured.Unstructured, elastic bool) (*plan.Admission, *queued, error) {
+	elastic bool) (*plan.Admission, *queued, error) {
 	flavors, err := r.flavors(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -115,7 +118,7 @@ func (r *Reconciler) admitted(ctx context.Context, in *plan.Admission, q *queued
 	if elastic {
 		// The job runs within what its Workload holds until a larger slice
 		// is admitted.
-		in.Counts = admittedCounts(kueue.Counts(wl), kueue.Counts(want))
+		in.Counts = admittedCounts(kueue.Counts(wl), q.want)
 	}
 	return in, q, nil
 }
@@ -222,16 +225,12 @@ func (r *Reconciler) syncQueue(ctx context.Context, job *musterv1.TrainingJob, q
 // resizeWorkload resizes an elastic job's Workload without stopping the
 // job, as kueue.DecideResize says; false when that has nothing to do.
 func (r *Reconciler) resizeWorkload(ctx context.Context, job *musterv1.TrainingJob, q *queued, js kueue.JobState) (bool, error) {
-	want, err := kueue.Desired(job, nil)
-	if err != nil {
-		return false, err
-	}
 	var next *kueue.State
 	var nextCounts map[string]int64
 	if q.next != nil {
 		next, nextCounts = &q.nextState, kueue.Counts(q.next)
 	}
-	have, wantCounts := kueue.Counts(q.workload), kueue.Counts(want)
+	have, wantCounts := kueue.Counts(q.workload), q.want
 	step := kueue.DecideResize(q.state, have, wantCounts, next, nextCounts, js)
 	log := ctrl.LoggerFrom(ctx)
 	switch step {

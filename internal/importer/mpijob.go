@@ -56,12 +56,9 @@ func convertMPIJobV1(s *source, _ *inputs) (musterv1.TrainingJobSpec, error) {
 	if err != nil {
 		return spec, err
 	}
-	if c := s.str(sp.child("cleanPodPolicy")); c != "" && !s.has(sp.child("runPolicy", "cleanPodPolicy")) {
-		switch cp := musterv1.CleanPodPolicy(c); cp {
-		case musterv1.CleanPodPolicyAll, musterv1.CleanPodPolicyRunning, musterv1.CleanPodPolicyNone:
-			rp.run.CleanPodPolicy = cp
-		default:
-			return spec, fmt.Errorf("%s: %q: All, Running or None", sp.child("cleanPodPolicy"), c)
+	if !s.has(sp.child("runPolicy", "cleanPodPolicy")) {
+		if err := cleanPodPolicy(s, sp.child("cleanPodPolicy"), &rp.run.CleanPodPolicy); err != nil {
+			return spec, err
 		}
 	}
 	s.drop(sp.child("cleanPodPolicy"), "spec.runPolicy.cleanPodPolicy is set and wins")

@@ -27,13 +27,8 @@ type kfRunPolicy struct {
 func readKFRunPolicy(s *source, p path) (kfRunPolicy, error) {
 	out := kfRunPolicy{p: p}
 	out.run.CleanPodPolicy = musterv1.CleanPodPolicyNone
-	if c := s.str(p.child("cleanPodPolicy")); c != "" {
-		switch cp := musterv1.CleanPodPolicy(c); cp {
-		case musterv1.CleanPodPolicyAll, musterv1.CleanPodPolicyRunning, musterv1.CleanPodPolicyNone:
-			out.run.CleanPodPolicy = cp
-		default:
-			return out, fmt.Errorf("%s: %q: All, Running or None", p.child("cleanPodPolicy"), c)
-		}
+	if err := cleanPodPolicy(s, p.child("cleanPodPolicy"), &out.run.CleanPodPolicy); err != nil {
+		return out, err
 	}
 	var err error
 	if out.run.TTLSecondsAfterFinished, err = s.int32p(p.child("ttlSecondsAfterFinished")); err != nil {
@@ -74,6 +69,20 @@ func readKFRunPolicy(s *source, p path) (kfRunPolicy, error) {
 		return out, err
 	}
 	return out, nil
+}
+
+// cleanPodPolicy reads a Kubeflow cleanPodPolicy at p into out, which
+// keeps its value when p is unset.
+func cleanPodPolicy(s *source, p path, out *musterv1.CleanPodPolicy) error {
+	c := s.str(p)
+	switch cp := musterv1.CleanPodPolicy(c); cp {
+	case "":
+	case musterv1.CleanPodPolicyAll, musterv1.CleanPodPolicyRunning, musterv1.CleanPodPolicyNone:
+		*out = cp
+	default:
+		return fmt.Errorf("%s: %q: All, Running or None", p, c)
+	}
+	return nil
 }
 
 // gangBackend is the backend the source's pods were scheduled by, from the
