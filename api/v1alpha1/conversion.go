@@ -91,13 +91,33 @@ type betaFields struct {
 	// PaddleLauncher is spec.runtime.paddle.launcher, which v1alpha1
 	// cannot change either.
 	PaddleLauncher v1beta1.PaddleLauncher `json:"paddleLauncher,omitempty"`
+	// Topology is spec.scheduling.topology and RoleTopology each role's
+	// spec.roles[].topology, by position, which v1alpha1 cannot change
+	// either.
+	Topology     *v1beta1.Topology `json:"topology,omitempty"`
+	RoleTopology []roleTopology    `json:"roleTopology,omitempty"`
+}
+
+// keptTopology is t to keep, nil when it is empty.
+func keptTopology(t v1beta1.Topology) *v1beta1.Topology {
+	if t == (v1beta1.Topology{}) {
+		return nil
+	}
+	return &t
+}
+
+// roleTopology is a role's topology, nil for none, kept under the role's
+// name: restored only to a role of that name at that position.
+type roleTopology struct {
+	Role     string            `json:"role"`
+	Topology *v1beta1.Topology `json:"topology,omitempty"`
 }
 
 // empty is whether nothing is kept.
 func (b betaFields) empty() bool {
 	return b.Rules == nil && b.Retry == nil && b.Scopes == nil && b.ResumeRequest == "" && b.RestartMode == "" &&
 		b.MPI == (v1beta1.MPIStatus{}) && b.PodRestarts == nil && b.Progress == nil && b.ProgressStatus == nil &&
-		b.PaddleLauncher == ""
+		b.PaddleLauncher == "" && b.Topology == nil && b.RoleTopology == nil
 }
 
 // ConvertTo converts this job to the hub version, v1beta1.
@@ -149,6 +169,12 @@ func (dst *TrainingJob) ConvertFrom(hub conversion.Hub) error {
 	keep.ProgressStatus = in.Status.Progress
 	if rt := in.Spec.Runtime; rt != nil && rt.Paddle != nil {
 		keep.PaddleLauncher = rt.Paddle.Launcher
+	}
+	keep.Topology = keptTopology(in.Spec.Scheduling.Topology)
+	if slices.ContainsFunc(in.Spec.Roles, func(r v1beta1.Role) bool { return keptTopology(r.Topology) != nil }) {
+		for _, r := range in.Spec.Roles {
+			keep.RoleTopology = append(keep.RoleTopology, roleTopology{Role: r.Name, Topology: keptTopology(r.Topology)})
+		}
 	}
 	return putAnnotation(&dst.ObjectMeta, AnnotationV1beta1Fields, keep, !keep.empty())
 }
@@ -253,6 +279,16 @@ func restoreBeta(dst *v1beta1.TrainingJob, from *TrainingJob, lost betaFields) {
 	dst.Status.Progress = lost.ProgressStatus
 	if rt := dst.Spec.Runtime; rt != nil && rt.Paddle != nil {
 		rt.Paddle.Launcher = lost.PaddleLauncher
+	}
+	if lost.Topology != nil {
+		dst.Spec.Scheduling.Topology = *lost.Topology
+	}
+	if len(lost.RoleTopology) == len(dst.Spec.Roles) {
+		for i, kept := range lost.RoleTopology {
+			if dst.Spec.Roles[i].Name == kept.Role && kept.Topology != nil {
+				dst.Spec.Roles[i].Topology = *kept.Topology
+			}
+		}
 	}
 	if len(lost.PodRestarts) == len(dst.Status.Attempts) {
 		for i := range dst.Status.Attempts {
@@ -422,8 +458,9 @@ func Convert_v1beta1_FailurePolicy_To_v1alpha1_FailurePolicy(in *v1beta1.Failure
 	return autoConvert_v1beta1_FailurePolicy_To_v1alpha1_FailurePolicy(in, out, s)
 }
 
-// Convert_v1beta1_Role_To_v1alpha1_Role drops restartScope; ConvertFrom
-// keeps it when v1alpha1 would not imply it.
+// Convert_v1beta1_Role_To_v1alpha1_Role drops restartScope, which
+// ConvertFrom keeps when v1alpha1 would not imply it, and topology, which
+// it keeps.
 func Convert_v1beta1_Role_To_v1alpha1_Role(in *v1beta1.Role, out *Role, s apiconversion.Scope) error {
 	return autoConvert_v1beta1_Role_To_v1alpha1_Role(in, out, s)
 }
@@ -491,7 +528,8 @@ func Convert_v1alpha1_Scheduling_To_v1beta1_Scheduling(in *Scheduling, out *v1be
 	return autoConvert_v1alpha1_Scheduling_To_v1beta1_Scheduling(in, out, s)
 }
 
-// Convert_v1beta1_Scheduling_To_v1alpha1_Scheduling converts volcanoQueue to queue.
+// Convert_v1beta1_Scheduling_To_v1alpha1_Scheduling converts volcanoQueue
+// to queue; topology is dropped, and ConvertFrom keeps it.
 func Convert_v1beta1_Scheduling_To_v1alpha1_Scheduling(in *v1beta1.Scheduling, out *Scheduling, s apiconversion.Scope) error {
 	out.Queue = in.VolcanoQueue
 	return autoConvert_v1beta1_Scheduling_To_v1alpha1_Scheduling(in, out, s)

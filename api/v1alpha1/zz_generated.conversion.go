@@ -1236,6 +1236,7 @@ func autoConvert_v1beta1_Role_To_v1alpha1_Role(in *v1beta1.Role, out *Role, s co
 	out.RestartPolicy = RestartPolicy(in.RestartPolicy)
 	// WARNING: in.RestartScope requires manual conversion: does not exist in peer-type
 	out.GracefulDeletionTimeoutSeconds = (*int64)(unsafe.Pointer(in.GracefulDeletionTimeoutSeconds))
+	// WARNING: in.Topology requires manual conversion: does not exist in peer-type
 	out.DependsOn = *(*[]Dependency)(unsafe.Pointer(&in.DependsOn))
 	out.Completion = (*CompletionPolicy)(unsafe.Pointer(in.Completion))
 	out.Template = in.Template
@@ -1456,6 +1457,7 @@ func autoConvert_v1beta1_Scheduling_To_v1alpha1_Scheduling(in *v1beta1.Schedulin
 	out.Roles = *(*[]RoleScheduling)(unsafe.Pointer(&in.Roles))
 	out.ScheduleTimeoutSeconds = in.ScheduleTimeoutSeconds
 	// WARNING: in.VolcanoQueue requires manual conversion: does not exist in peer-type
+	// WARNING: in.Topology requires manual conversion: does not exist in peer-type
 	out.PriorityClassName = in.PriorityClassName
 	return nil
 }

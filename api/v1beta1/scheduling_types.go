@@ -76,6 +76,17 @@ type Scheduling struct {
 	// +optional
 	VolcanoQueue string `json:"volcanoQueue,omitempty"`
 
+	// topology asks for all of the job's pods to be placed close together,
+	// within one domain of a node label (one block, one rack). It is
+	// carried out by Kueue for a job in a LocalQueue (topology-aware
+	// scheduling), else by the gang backend: Native takes a Required
+	// request, Volcano either mode (its network topology, by the HyperNode
+	// tier named after the label). None and Coscheduling cannot honour
+	// one, and the job is refused. spec.roles[].topology asks it of one
+	// role instead; a job sets one or the other.
+	// +optional
+	Topology Topology `json:"topology,omitzero"`
+
 	// priorityClassName is copied to every pod of the job (unless a role's
 	// template sets its own) and to the gang object where the backend has
 	// a priority.
@@ -84,6 +95,46 @@ type Scheduling struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	// +optional
 	PriorityClassName string `json:"priorityClassName,omitempty"`
+}
+
+// TopologyMode says how strictly a topology request binds.
+// +kubebuilder:validation:Enum=Required;Preferred
+type TopologyMode string
+
+// Topology modes.
+const (
+	// TopologyRequired places every pod in one domain, or none: the job
+	// waits until one domain has room for all of them.
+	TopologyRequired TopologyMode = "Required"
+	// TopologyPreferred packs the pods into as few domains as there is
+	// room for, and runs them spread when no single domain has room.
+	TopologyPreferred TopologyMode = "Preferred"
+)
+
+// Topology asks for pods to be placed within one domain of a node label.
+type Topology struct {
+	// level is the node label whose value names a domain: nodes with the
+	// same value are in the same domain (e.g. cloud.google.com/gce-topology-block,
+	// example.com/rack, kubernetes.io/hostname). Kueue takes a level
+	// that is one of its Topology's levels, at most 63 characters.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=317
+	// +required
+	Level string `json:"level,omitempty"`
+
+	// mode is Required (the default: one domain or wait) or Preferred
+	// (packed as tightly as there is room for).
+	// +kubebuilder:default=Required
+	// +optional
+	Mode TopologyMode `json:"mode,omitempty"`
+}
+
+// Requested is the request, nil when none is made (no level).
+func (t *Topology) Requested() *Topology {
+	if t.Level == "" {
+		return nil
+	}
+	return t
 }
 
 // RoleScheduling is a role's minimum within the gang.

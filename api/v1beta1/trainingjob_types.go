@@ -72,6 +72,7 @@ type TrainingJob struct {
 // +kubebuilder:validation:XValidation:rule="!has(self.scheduling) || !has(self.scheduling.roles) || self.scheduling.roles.all(q, has(self.scaling) && self.scaling.roles.exists(s, s.name == q.name) ? self.scaling.roles.exists(s, s.name == q.name && q.minAvailable <= (has(s.minReplicas) ? s.minReplicas : 1)) : self.roles.exists(r, r.name == q.name && q.minAvailable <= (has(r.replicas) ? r.replicas : 1)))",fieldPath=.scheduling.roles,message="spec.scheduling.roles[].minAvailable may not exceed the role's replicas (a scalable role's minReplicas)"
 // +kubebuilder:validation:XValidation:rule="!has(self.scheduling) || !has(self.scheduling.roles) || !has(self.scheduling.minAvailable) || self.scheduling.roles.map(q, q.minAvailable).sum() <= self.scheduling.minAvailable",fieldPath=.scheduling.minAvailable,message="spec.scheduling.minAvailable may not be below the sum of spec.scheduling.roles[].minAvailable"
 // +kubebuilder:validation:XValidation:rule="!has(self.run) || !has(self.run.debug) || !has(self.run.debug.roles) || self.run.debug.roles.all(d, self.roles.exists(r, r.name == d.name))",message="spec.run.debug.roles[].name must name a role in spec.roles"
+// +kubebuilder:validation:XValidation:rule="!has(self.scheduling) || !has(self.scheduling.topology) || !self.roles.exists(r, has(r.topology))",fieldPath=.scheduling.topology,message="spec.scheduling.topology places the whole job and spec.roles[].topology one role: set one or the other"
 type TrainingJobSpec struct {
 	// runtime tells how the processes of the job find each other. Without
 	// it the job is generic: every container gets Muster's environment
@@ -189,6 +190,13 @@ type Role struct {
 	// +kubebuilder:validation:Maximum=604800
 	// +optional
 	GracefulDeletionTimeoutSeconds *int64 `json:"gracefulDeletionTimeoutSeconds,omitempty"`
+
+	// topology asks for the role's pods to be placed close together, within
+	// one domain of a node label, as spec.scheduling.topology does for the
+	// whole job. Kueue carries it out for a job in a LocalQueue; no gang
+	// backend takes one per role, so a job outside Kueue is refused.
+	// +optional
+	Topology Topology `json:"topology,omitzero"`
 
 	// dependsOn holds the role's tasks back until other roles have reached a
 	// state: a worker role that must not start before its master runs, a

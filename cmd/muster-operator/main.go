@@ -248,7 +248,7 @@ func run(f *flags) error {
 		if servesMetricsWithWebhookCert(f) {
 			w.metricsService = f.metricsServiceName
 		}
-		if err := setupWebhooks(mgr, w, certsReady, slices.Collect(maps.Keys(gangs.Backends))); err != nil {
+		if err := setupWebhooks(mgr, w, certsReady, gangs.Default, slices.Collect(maps.Keys(gangs.Backends))); err != nil {
 			return err
 		}
 	}
@@ -314,7 +314,7 @@ func addMetrics(mgr ctrl.Manager, f *flags, certsReady <-chan struct{}) error {
 // setupWebhooks registers the admission webhook and the rotator of its
 // certificate. The pod is not ready until the server listens, so the
 // Service sends the API server nowhere else.
-func setupWebhooks(mgr ctrl.Manager, f webhookFlags, certsReady chan struct{}, gangBackends []musterv1.GangBackend) error {
+func setupWebhooks(mgr ctrl.Manager, f webhookFlags, certsReady chan struct{}, defaultBackend musterv1.GangBackend, gangBackends []musterv1.GangBackend) error {
 	ns, err := operatorNamespace(f.namespace)
 	if err != nil {
 		return fmt.Errorf("--webhook-namespace is not set and %w", err)
@@ -334,7 +334,7 @@ func setupWebhooks(mgr ctrl.Manager, f webhookFlags, certsReady chan struct{}, g
 	}, certsReady); err != nil {
 		return err
 	}
-	if err := musterwebhook.Register(mgr, gangBackends...); err != nil {
+	if err := musterwebhook.Register(mgr, defaultBackend, gangBackends...); err != nil {
 		return fmt.Errorf("registering the admission webhook: %w", err)
 	}
 	if err := mgr.AddReadyzCheck("webhook", mgr.GetWebhookServer().StartedChecker()); err != nil {

@@ -43,6 +43,8 @@ type Gang struct {
 	// ScheduleTimeoutSeconds is the coscheduling plugin's timeout, 0 for
 	// its default.
 	ScheduleTimeoutSeconds int32
+	// Topology is the job's spec.scheduling.topology, nil for none.
+	Topology *musterv1.Topology
 }
 
 // RoleMin is a role's minimum within the gang.
@@ -84,6 +86,7 @@ func For(job *musterv1.TrainingJob, b musterv1.GangBackend, attempt int32) *Gang
 		Queue:                  s.VolcanoQueue,
 		PriorityClassName:      s.PriorityClassName,
 		ScheduleTimeoutSeconds: s.ScheduleTimeoutSeconds,
+		Topology:               s.Topology.Requested(),
 	}
 	if g.MinAvailable == 0 {
 		g.MinAvailable = MinSize(job)

@@ -2,6 +2,8 @@ package importer
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -10,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/queue/kueue"
 )
 
 // serverSet are metadata fields the API server wrote for the original
@@ -155,3 +158,62 @@ func ptr[T any](v T) *T { return &v }
 
 // lowerRole is a replica type as a role name: Master is master.
 func lowerRole(t string) string { return strings.ToLower(t) }
+
+// roleTemplate reads a role's pod template, and Kueue's topology request
+// on it (the podSet annotations Kueue's integrations read from a pod
+// template) as the role's topology.
+func roleTemplate(s *source, p path, r *musterv1.Role) error {
+	t, err := template(s, p)
+	if err != nil {
+		return err
+	}
+	if topo := takeTopology(s, p, &t); topo != nil {
+		r.Topology = *topo
+	}
+	r.Template = t
+	return nil
+}
+
+// kueuePodSetAnnotations are Kueue's podSet annotations Muster has no
+// counterpart for; on a pod a few would mark it as placed by Kueue's
+// topology-aware scheduling, which Muster decides itself.
+var kueuePodSetAnnotations = map[string]string{
+	kueue.AnnotationUnconstrainedTopology:           "a role without a topology is placed as its flavor says: unconstrained where the flavor has a Topology",
+	"kueue.x-k8s.io/podset-slice-required-topology": "Muster asks Kueue for no slices of a role",
+	"kueue.x-k8s.io/podset-slice-size":              "Muster asks Kueue for no slices of a role",
+	"kueue.x-k8s.io/podset-group-name":              "a job-wide spec.scheduling.topology groups a job's two roles",
+}
+
+// takeTopology takes Kueue's required (else preferred) topology
+// annotation out of a pod template as a topology request, and its other
+// podSet annotations, reported.
+func takeTopology(s *source, p path, t *corev1.PodTemplateSpec) *musterv1.Topology {
+	ann := p.child("metadata", "annotations")
+	var topo *musterv1.Topology
+	for _, a := range []struct {
+		key  string
+		mode musterv1.TopologyMode
+	}{{kueue.AnnotationRequiredTopology, musterv1.TopologyRequired}, {kueue.AnnotationPreferredTopology, musterv1.TopologyPreferred}} {
+		level, ok := t.Annotations[a.key]
+		if !ok {
+			continue
+		}
+		delete(t.Annotations, a.key)
+		if topo != nil {
+			s.drop(ann.child(a.key), "Kueue takes a required or a preferred topology, not both: the required one is kept")
+			continue
+		}
+		topo = &musterv1.Topology{Level: level, Mode: a.mode}
+		s.note(ann.child(a.key), "becomes the role's topology ("+string(a.mode)+"), which Muster asks Kueue for")
+	}
+	for _, key := range slices.Sorted(maps.Keys(kueuePodSetAnnotations)) {
+		if _, ok := t.Annotations[key]; ok {
+			delete(t.Annotations, key)
+			s.drop(ann.child(key), kueuePodSetAnnotations[key])
+		}
+	}
+	if len(t.Annotations) == 0 {
+		t.Annotations = nil
+	}
+	return topo
+}

@@ -81,7 +81,7 @@ func kfReplicas(s *source, f replicaJob) ([]musterv1.Role, error) {
 		// The operator replaces the template's restartPolicy with the
 		// replica's, as Muster does.
 		s.str(p.child("template", "spec", "restartPolicy"))
-		if r.Template, err = template(s, p.child("template")); err != nil {
+		if err = roleTemplate(s, p.child("template"), &r); err != nil {
 			return nil, err
 		}
 		roles = append(roles, r)

@@ -36,7 +36,7 @@ func convertT9k(s *source, _ *inputs) (musterv1.TrainingJobSpec, error) {
 			return spec, err
 		}
 		s.str(rp.child("template", "spec", "restartPolicy")) // T9k forces Never, as Muster does
-		if r.Template, err = template(s, rp.child("template")); err != nil {
+		if err = roleTemplate(s, rp.child("template"), &r); err != nil {
 			return spec, err
 		}
 		w, err := s.int32p(rp.child("scalingWeight"))

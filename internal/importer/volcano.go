@@ -91,7 +91,7 @@ func volcanoTask(s *source, tp path, i int) (musterv1.Role, []musterv1.RoleSched
 	}
 	role.Replicas = ptr(deref(n))
 	role.RestartPolicy = volcanoRestart(s.str(tp.child("template", "spec", "restartPolicy")))
-	if role.Template, err = template(s, tp.child("template")); err != nil {
+	if err = roleTemplate(s, tp.child("template"), &role); err != nil {
 		return role, nil, nil, err
 	}
 	var mins []musterv1.RoleScheduling

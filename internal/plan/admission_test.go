@@ -28,7 +28,21 @@ func TestAdmissionHoldsTheJobLikeASuspension(t *testing.T) {
 		t.Errorf("status.scheduling = %+v", s)
 	}
 
+	// Kueue's later word on why the job waits replaces the message,
+	// without another event: the hold is the same.
 	job.Status = held.Status
+	again := plan(&Admission{Queue: "team-a", Workload: "wl", Reason: musterv1.ReasonWaitingForAdmission,
+		Message: "waiting for team-a: topology allows to fit only 1 out of 2 pod(s)"})
+	if c := again.Status.Condition(musterv1.ConditionSuspended); c == nil || c.Message != "waiting for team-a: topology allows to fit only 1 out of 2 pod(s)" {
+		t.Errorf("Suspended after Kueue's word = %+v", c)
+	}
+	for _, e := range again.Events {
+		if e.Reason == musterv1.EventReason(musterv1.ReasonWaitingForAdmission) {
+			t.Errorf("a new message of the same hold is another event: %+v", e)
+		}
+	}
+
+	job.Status = again.Status
 	run := plan(&Admission{Queue: "team-a", Workload: "wl", Admitted: true, ClusterQueue: "cq"})
 	if len(run.CreatePods) != 2 {
 		t.Errorf("an admitted job creates %d pods, want 2", len(run.CreatePods))

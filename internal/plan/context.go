@@ -32,6 +32,8 @@ type planContext struct {
 	// whether the job has a gang backend.
 	inPlace InPlaceSupport
 	gang    bool
+	// backend is the gang backend in force, None for none.
+	backend musterv1.GangBackend
 	// cache holds what the plan works out once, when first needed.
 	// Shared by the context's copies.
 	cache *planCache

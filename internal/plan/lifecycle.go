@@ -166,9 +166,14 @@ func suspend(c *planContext, st *musterv1.TrainingJobStatus, out *Result, reason
 		}
 	}
 	st.StartTime = nil
-	if cond := st.Condition(musterv1.ConditionSuspended); cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != string(reason) {
+	switch cond := st.Condition(musterv1.ConditionSuspended); {
+	case cond == nil || cond.Status != metav1.ConditionTrue || cond.Reason != string(reason):
 		c.setCondition(st, musterv1.ConditionSuspended, true, reason, message)
 		out.event(false, musterv1.EventReason(reason), "job suspended: "+message)
+	case cond.Message != text.Head(message, maxMessageLen):
+		// The same hold, said anew (a queue manager's latest word on why
+		// the job waits): the condition follows, without another event.
+		c.setCondition(st, musterv1.ConditionSuspended, true, reason, message)
 	}
 }
 

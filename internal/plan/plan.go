@@ -149,7 +149,11 @@ func Plan(in Input) Result {
 	// as its task goes (observe.GoneOnRelease); it is still released below.
 	c := newContext(job, in.Now, present(in.Pods), status)
 	c.inPlace = in.InPlace
-	c.gang = in.Gang != nil && in.Gang.Backend != musterv1.GangNone
+	c.backend = musterv1.GangNone
+	if in.Gang != nil && in.Gang.Backend != "" {
+		c.backend = in.Gang.Backend
+	}
+	c.gang = c.backend != musterv1.GangNone
 	attachPods(status, c.pods)
 	var out Result
 	removeStrays(c, status, &out)

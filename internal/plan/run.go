@@ -31,7 +31,7 @@ func run(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, out *Res
 	// a job that reached the cluster without the webhook and breaks a rule
 	// fails at once, before anything is created for it, with the fields
 	// named.
-	if errs := validation.Spec(&c.job.Spec); len(errs) > 0 {
+	if errs := append(validation.Spec(&c.job.Spec), validation.Topology(c.job, c.backend)...); len(errs) > 0 {
 		v = v.failForGood(musterv1.CompletionStatus{Reason: musterv1.ReasonInvalidSpec, Message: errs.ToAggregate().Error()})
 		finish(c, st, *v.outcome, out)
 		return v, holdUps{}

@@ -289,6 +289,12 @@ func (b *JobBuilder) Scheduling(s musterv1.Scheduling) *JobBuilder {
 	return b
 }
 
+// RoleTopology sets the last role's topology request.
+func (b *JobBuilder) RoleTopology(level string, mode musterv1.TopologyMode) *JobBuilder {
+	b.last().Topology = musterv1.Topology{Level: level, Mode: mode}
+	return b
+}
+
 // CreatedAt sets the job's creation time.
 func (b *JobBuilder) CreatedAt(t time.Time) *JobBuilder {
 	b.job.CreationTimestamp = metav1.NewTime(t)

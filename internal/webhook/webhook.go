@@ -17,6 +17,7 @@ import (
 
 	v1alpha1 "github.com/muster-dev/muster/api/v1alpha1"
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/gang"
 	"github.com/muster-dev/muster/internal/validation"
 )
 
@@ -42,10 +43,11 @@ const (
 // builder serves because the scheme holds both versions, v1beta1 the hub)
 // to mgr's webhook server. The operator binary and the integration tests
 // both call it. gangBackends are the gang backends the operator drives: a
-// new job that names another one is refused.
-func Register(mgr ctrl.Manager, gangBackends ...musterv1.GangBackend) error {
+// new job that names another one is refused; defaultBackend is the one a
+// job that names none gets.
+func Register(mgr ctrl.Manager, defaultBackend musterv1.GangBackend, gangBackends ...musterv1.GangBackend) error {
 	h := newTrainingJobWebhook()
-	h.gangBackends = gangBackends
+	h.gangBackends, h.defaultBackend = gangBackends, defaultBackend
 	err := ctrl.NewWebhookManagedBy(mgr, &musterv1.TrainingJob{}).
 		WithDefaulter(h).
 		WithValidator(h).
@@ -102,6 +104,7 @@ type trainingJobWebhook struct {
 	validateCreate func(job *musterv1.TrainingJob) field.ErrorList
 	validateUpdate func(oldJob, job *musterv1.TrainingJob) field.ErrorList
 	gangBackends   []musterv1.GangBackend
+	defaultBackend musterv1.GangBackend
 }
 
 func newTrainingJobWebhook() *trainingJobWebhook {
@@ -126,7 +129,7 @@ func (h *trainingJobWebhook) Default(_ context.Context, job *musterv1.TrainingJo
 
 // ValidateCreate refuses a new job that internal/validation rejects.
 func (h *trainingJobWebhook) ValidateCreate(_ context.Context, job *musterv1.TrainingJob) (admission.Warnings, error) {
-	errs := h.validateCreate(job)
+	errs := append(h.validateCreate(job), validation.Topology(job, gang.Resolve(job, h.defaultBackend))...)
 	if b := job.Spec.Scheduling.Backend; b != "" && b != musterv1.GangNone && !slices.Contains(h.gangBackends, b) {
 		errs = append(errs, field.NotSupported(field.NewPath("spec", "scheduling", "backend"), b,
 			append([]string{string(musterv1.GangNone)}, gangNames(h.gangBackends)...)))
@@ -171,7 +174,15 @@ func (h *trainingJobWebhook) ValidateUpdate(_ context.Context, oldJob, job *must
 			warnings = append(warnings, w)
 		}
 	}
-	return warnings, invalid(job, h.validateUpdate(oldJob, job))
+	// A topology request depends on the labels and annotations too (the
+	// Kueue queue): an update that makes an honoured request one nothing
+	// honours is refused; one admitted under older rules stays updatable.
+	errs := h.validateUpdate(oldJob, job)
+	backend := gang.Resolve(job, h.defaultBackend)
+	if len(validation.Topology(oldJob, backend)) == 0 {
+		errs = append(errs, validation.Topology(job, backend)...)
+	}
+	return warnings, invalid(job, errs)
 }
 
 // ValidateDelete allows every delete: the webhook configuration does not

@@ -104,20 +104,29 @@ func queuedGPUTasks(runFor time.Duration) func(*corev1.PodTemplateSpec) {
 }
 
 func kueueQueue(t *testing.T, g gomega.Gomega, ns string, preemption map[string]any) {
+	kueueQueueOn(t, g, ns, map[string]any{"nodeLabels": map[string]any{devcluster.FakeNodeLabel: devcluster.FakeNodeLabelValue}}, "8", preemption)
+}
+
+// kueueObject is a Kueue object of kind, cluster-scoped until given a
+// namespace.
+func kueueObject(kind, name string, spec map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": kind, "metadata": map[string]any{"name": name}, "spec": spec,
+	}}
+}
+
+// kueueQueueOn is kueueQueue with a ResourceFlavor of flavorSpec and gpus
+// GPUs of quota.
+func kueueQueueOn(t *testing.T, g gomega.Gomega, ns string, flavorSpec map[string]any, gpus string, preemption map[string]any) {
 	ctx := context.Background()
 	dc := dynamicClient(g)
-	obj := func(kind, name string, spec map[string]any) *unstructured.Unstructured {
-		return &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": kind, "metadata": map[string]any{"name": name}, "spec": spec,
-		}}
-	}
 	flavor, cq := ns+"-gpu", ns+"-cq"
 	cqSpec := map[string]any{
 		"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": ns}},
 		"resourceGroups": []any{map[string]any{
 			"coveredResources": []any{string(devcluster.GPUResource)},
 			"flavors": []any{map[string]any{"name": flavor, "resources": []any{
-				map[string]any{"name": string(devcluster.GPUResource), "nominalQuota": "8"},
+				map[string]any{"name": string(devcluster.GPUResource), "nominalQuota": gpus},
 			}}},
 		}},
 	}
@@ -128,10 +137,8 @@ func kueueQueue(t *testing.T, g gomega.Gomega, ns string, preemption map[string]
 		resource string
 		obj      *unstructured.Unstructured
 	}{
-		{"resourceflavors", obj("ResourceFlavor", flavor, map[string]any{
-			"nodeLabels": map[string]any{devcluster.FakeNodeLabel: devcluster.FakeNodeLabelValue},
-		})},
-		{"clusterqueues", obj("ClusterQueue", cq, cqSpec)},
+		{"resourceflavors", kueueObject("ResourceFlavor", flavor, flavorSpec)},
+		{"clusterqueues", kueueObject("ClusterQueue", cq, cqSpec)},
 	} {
 		_, err := dc.Resource(kueueResource(o.resource)).Create(ctx, o.obj, metav1.CreateOptions{})
 		g.Expect(err).NotTo(gomega.HaveOccurred())
@@ -155,7 +162,7 @@ func kueueQueue(t *testing.T, g gomega.Gomega, ns string, preemption map[string]
 			t.Logf("Workload %s: owners %v, spec %v, status %v", w.GetName(), w.GetOwnerReferences(), spec, status)
 		}
 	})
-	lq := obj("LocalQueue", "team-a", map[string]any{"clusterQueue": cq})
+	lq := kueueObject("LocalQueue", "team-a", map[string]any{"clusterQueue": cq})
 	lq.SetNamespace(ns)
 	_, err := dc.Resource(kueueResource("localqueues")).Namespace(ns).Create(ctx, lq, metav1.CreateOptions{})
 	g.Expect(err).NotTo(gomega.HaveOccurred())

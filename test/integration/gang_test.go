@@ -168,6 +168,24 @@ func TestGangSpecRejectedAtAdmission(t *testing.T) {
 			job:   e.job("q").Role("w", 2).Scheduling(musterv1.Scheduling{Backend: musterv1.GangNative, VolcanoQueue: "research"}).Obj(),
 			field: "spec.scheduling.volcanoQueue",
 		},
+		"a topology no backend honours (the operator's default, None)": {
+			job:   e.job("t").Role("w", 2).Scheduling(musterv1.Scheduling{Topology: musterv1.Topology{Level: "example.com/block"}}).Obj(),
+			field: "spec.scheduling.topology",
+		},
+		"a preferred topology on the native gang": {
+			job: e.job("p").Role("w", 2).Scheduling(musterv1.Scheduling{Backend: musterv1.GangNative,
+				Topology: musterv1.Topology{Level: "example.com/block", Mode: musterv1.TopologyPreferred}}).Obj(),
+			field: "spec.scheduling.topology.mode",
+		},
+		"a role's topology outside Kueue": {
+			job:   e.job("rt").Role("w", 2).RoleTopology("example.com/rack", musterv1.TopologyRequired).Scheduling(musterv1.Scheduling{Backend: musterv1.GangVolcano}).Obj(),
+			field: "spec.roles[0].topology",
+		},
+		"a job's and a role's topology": {
+			job: e.job("both").Role("w", 2).RoleTopology("example.com/rack", musterv1.TopologyRequired).Scheduling(musterv1.Scheduling{Backend: musterv1.GangNative,
+				Topology: musterv1.Topology{Level: "example.com/block"}}).Obj(),
+			field: "spec.scheduling.topology",
+		},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -356,3 +356,38 @@ func TestKueueElasticJobResizesWithoutStopping(t *testing.T) {
 	e.g.Expect(got.Status.Restarts.Total).To(gomega.BeZero())
 	e.g.Expect(got.Status.IsTrue(musterv1.ConditionSuspended)).To(gomega.BeFalse())
 }
+
+// A role with a topology request asks Kueue for it in its podSet (the
+// Workload CRD's schema takes it); once Kueue admits the podSet with a
+// topology assignment, its pods are created gated, with the podSet label
+// and the Workload and topology annotations Kueue's TopologyUngater needs
+// to give each its domain. Without the mechanism the pods would be
+// scheduled at once, anywhere in the flavor.
+func TestKueueTopologyGatesPodsForKueuesUngater(t *testing.T) {
+	e := newEnv(t)
+	e.flavor("pool-a", map[string]any{"nodeLabels": map[string]any{"pool": "a"}})
+	spec := e.job("tas").Role("worker", 2).RoleTopology("example.com/block", musterv1.TopologyRequired).Obj()
+	spec.Labels = map[string]string{kueue.LabelQueueName: "team-a"}
+	job := e.create(spec)
+
+	wl := e.workload(job)
+	sets, _, _ := unstructured.NestedSlice(wl.Object, "spec", "podSets")
+	e.g.Expect(sets).To(gomega.HaveLen(1))
+	req, _, _ := unstructured.NestedStringMap(sets[0].(map[string]any), "topologyRequest")
+	e.g.Expect(req).To(gomega.Equal(map[string]string{"required": "example.com/block", "podIndexLabel": musterv1.LabelTaskIndex}))
+
+	e.asKueue(job, func(status map[string]any) {
+		admitWorkers(2)(status)
+		psa := status["admission"].(map[string]any)["podSetAssignments"].([]any)[0].(map[string]any)
+		psa["topologyAssignment"] = map[string]any{"levels": []any{"example.com/block"}, "slices": []any{map[string]any{
+			"domainCount": int64(1), "valuesPerLevel": []any{map[string]any{"universal": "b1"}}, "podCounts": map[string]any{"universal": int64(2)},
+		}}}
+	})
+	for _, p := range e.waitPodCount("tas", 2) {
+		e.g.Expect(p.Spec.SchedulingGates).To(gomega.ContainElement(corev1.PodSchedulingGate{Name: kueue.TopologyGate}), p.Name)
+		e.g.Expect(p.Labels).To(gomega.HaveKeyWithValue(kueue.LabelPodSet, "worker"), p.Name)
+		e.g.Expect(p.Annotations).To(gomega.HaveKeyWithValue(kueue.AnnotationWorkload, kueue.WorkloadName(job)), p.Name)
+		e.g.Expect(p.Annotations).To(gomega.HaveKeyWithValue(kueue.AnnotationRequiredTopology, "example.com/block"), p.Name)
+		e.g.Expect(p.Spec.NodeSelector).To(gomega.HaveKeyWithValue("pool", "a"), p.Name)
+	}
+}

@@ -194,7 +194,7 @@ func startWebhook(o *envtest.WebhookInstallOptions) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := musterwebhook.Register(mgr, musterv1.GangNative, musterv1.GangCoscheduling, musterv1.GangVolcano); err != nil {
+	if err := musterwebhook.Register(mgr, musterv1.GangNone, musterv1.GangNative, musterv1.GangCoscheduling, musterv1.GangVolcano); err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -51,7 +51,7 @@ func TestCertRotatorBootstrapsTheWebhookServer(t *testing.T) {
 		Namespace: e.ns, ServiceName: "muster-webhook", SecretName: secretName, CertDir: certDir,
 		ValidatingConfig: validating.Name, ControllerName: "cert-rotator-" + e.ns,
 	}, ready)).To(gomega.Succeed())
-	e.g.Expect(musterwebhook.Register(mgr)).To(gomega.Succeed())
+	e.g.Expect(musterwebhook.Register(mgr, musterv1.GangNone)).To(gomega.Succeed())
 	started := mgr.GetWebhookServer().StartedChecker()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

@@ -10,10 +10,12 @@ import (
 // Feature gates and API versions of the native Workload/gang scheduling API
 // (scheduling.k8s.io/v1alpha2 Workload and PodGroup) in Kubernetes 1.36:
 // GenericWorkload serves the API (and runs the PodGroup protection
-// controller), GangScheduling adds the scheduler's gang plugin. Both are
+// controller), GangScheduling adds the scheduler's gang plugin, and
+// TopologyAwareWorkloadScheduling the PodGroup's topology constraint and
+// the scheduler's plugins that place a gang within one domain. All are
 // alpha and off by default; the API group version must also be switched on.
 const (
-	featureGates  = "GenericWorkload=true,GangScheduling=true"
+	featureGates  = "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true"
 	runtimeConfig = "scheduling.k8s.io/v1alpha2=true"
 )
 

@@ -25,7 +25,7 @@ func flagValue(args []string, name string) (string, bool) {
 func TestAPIServerArgsEnableTheWorkloadAPI(t *testing.T) {
 	args := testConfig(t).apiServerArgs()
 	for name, want := range map[string]string{
-		"feature-gates":                    "GenericWorkload=true,GangScheduling=true",
+		"feature-gates":                    "GenericWorkload=true,GangScheduling=true,TopologyAwareWorkloadScheduling=true",
 		"runtime-config":                   "scheduling.k8s.io/v1alpha2=true",
 		"bind-address":                     "127.0.0.1",
 		"secure-port":                      "16443",

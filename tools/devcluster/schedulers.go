@@ -138,6 +138,8 @@ func (c *Config) volcanoSchedulerConfigFile() string { return c.path("vc-schedul
 //   - gang and drf with enablePreemptable: false, as in the chart: the gang
 //     plugin spares every pod of a job running at or below its minimum,
 //     which is every whole gang.
+//   - network-topology-aware keeps a PodGroup with a hard network topology
+//     within one HyperNode of its highest tier, and packs a soft one.
 func volcanoSchedulerConfig() string {
 	return strings.Join([]string{
 		`actions: "allocate, preempt, reclaim, backfill"`,
@@ -153,6 +155,7 @@ func volcanoSchedulerConfig() string {
 		"  - name: predicates",
 		"  - name: proportion",
 		"  - name: nodeorder",
+		"  - name: network-topology-aware",
 		"",
 	}, "\n")
 }

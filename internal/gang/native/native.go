@@ -25,17 +25,27 @@ var _ gang.Backend = Backend{}
 
 // Objects are the job's Workload and the attempt's PodGroup. Priority is
 // left to the pods: the PodGroup's own priority needs the
-// WorkloadAwarePreemption feature gate.
+// WorkloadAwarePreemption feature gate. A Required topology is the
+// PodGroup's topology constraint (feature gate
+// TopologyAwareWorkloadScheduling): the scheduler places the whole gang
+// within one domain of the level, or none of it. The API has no preferred
+// constraint; admission refuses a Preferred one outside Kueue.
 func (Backend) Objects(job *musterv1.TrainingJob, g *gang.Gang) []client.Object {
 	owner := []metav1.OwnerReference{*metav1.NewControllerRef(job, musterv1.GroupVersion.WithKind("TrainingJob"))}
 	policy := schedulingv1alpha2.PodGroupSchedulingPolicy{Gang: &schedulingv1alpha2.GangSchedulingPolicy{MinCount: g.MinAvailable}}
+	var constraints *schedulingv1alpha2.PodGroupSchedulingConstraints
+	if t := g.Topology; t != nil && t.Mode != musterv1.TopologyPreferred {
+		constraints = &schedulingv1alpha2.PodGroupSchedulingConstraints{
+			Topology: []schedulingv1alpha2.TopologyConstraint{{Key: t.Level}}}
+	}
 	workload := &schedulingv1alpha2.Workload{
 		ObjectMeta: metav1.ObjectMeta{Name: g.Job, Namespace: g.Namespace, OwnerReferences: owner,
 			Labels: map[string]string{musterv1.LabelJobName: g.Job}},
 		Spec: schedulingv1alpha2.WorkloadSpec{
 			ControllerRef: &schedulingv1alpha2.TypedLocalObjectReference{
 				APIGroup: musterv1.GroupVersion.Group, Kind: "TrainingJob", Name: job.Name},
-			PodGroupTemplates: []schedulingv1alpha2.PodGroupTemplate{{Name: Template, SchedulingPolicy: policy}},
+			PodGroupTemplates: []schedulingv1alpha2.PodGroupTemplate{{Name: Template, SchedulingPolicy: policy,
+				SchedulingConstraints: constraints}},
 		},
 	}
 	group := &schedulingv1alpha2.PodGroup{
@@ -43,7 +53,8 @@ func (Backend) Objects(job *musterv1.TrainingJob, g *gang.Gang) []client.Object 
 		Spec: schedulingv1alpha2.PodGroupSpec{
 			PodGroupTemplateRef: &schedulingv1alpha2.PodGroupTemplateReference{
 				Workload: &schedulingv1alpha2.WorkloadPodGroupTemplateReference{WorkloadName: g.Job, PodGroupTemplateName: Template}},
-			SchedulingPolicy: policy,
+			SchedulingPolicy:      policy,
+			SchedulingConstraints: constraints,
 		},
 	}
 	return []client.Object{workload, group}

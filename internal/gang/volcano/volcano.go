@@ -57,6 +57,9 @@ func (Backend) Objects(job *musterv1.TrainingJob, g *gang.Gang) []client.Object 
 	if g.PriorityClassName != "" {
 		spec["priorityClassName"] = g.PriorityClassName
 	}
+	if t := g.Topology; t != nil {
+		spec["networkTopology"] = NetworkTopology(t)
+	}
 	if res := MinResources(job, g); len(res) > 0 {
 		out := map[string]any{}
 		for _, name := range slices.Sorted(maps.Keys(res)) {
@@ -66,6 +69,19 @@ func (Backend) Objects(job *musterv1.TrainingJob, g *gang.Gang) []client.Object 
 		spec["minResources"] = out
 	}
 	return []client.Object{gang.NewObject(GroupKind, job, g, spec)}
+}
+
+// NetworkTopology is Volcano's network topology for a topology request:
+// hard for Required, soft for Preferred, no higher than the HyperNode tier
+// named after the level. Volcano's label-based HyperNode discovery names
+// each tier after the node label it groups by, so the level is the tier's
+// name.
+func NetworkTopology(t *musterv1.Topology) map[string]any {
+	mode := "hard"
+	if t.Mode == musterv1.TopologyPreferred {
+		mode = "soft"
+	}
+	return map[string]any{"mode": mode, "highestTierName": t.Level}
 }
 
 // MinResources sums the requests of the gang's minimum: each role's own

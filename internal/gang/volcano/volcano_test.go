@@ -74,3 +74,23 @@ func TestDecorateNamesGroupTaskAndScheduler(t *testing.T) {
 		t.Errorf("got annotations %v scheduler %q priority %q", pod.Annotations, pod.Spec.SchedulerName, pod.Spec.PriorityClassName)
 	}
 }
+
+// A job's topology becomes the PodGroup's network topology: hard for
+// Required, soft for Preferred, up to the HyperNode tier named after the
+// level (the name Volcano's label discovery gives a tier).
+func TestTopologyIsThePodGroupsNetworkTopology(t *testing.T) {
+	for mode, want := range map[musterv1.TopologyMode]string{musterv1.TopologyRequired: "hard", musterv1.TopologyPreferred: "soft"} {
+		job := testutil.MakeJob("j", "ns").Role("worker", 4).Obj()
+		job.Spec.Scheduling.Topology = musterv1.Topology{Level: "example.com/block", Mode: mode}
+		pg := volcano.Backend{}.Objects(job, gang.For(job, musterv1.GangVolcano, 0))[0].(*unstructured.Unstructured)
+		nt, _, _ := unstructured.NestedStringMap(pg.Object, "spec", "networkTopology")
+		if nt["mode"] != want || nt["highestTierName"] != "example.com/block" {
+			t.Errorf("%s: networkTopology = %v, want mode %s up to tier example.com/block", mode, nt, want)
+		}
+	}
+	job := testutil.MakeJob("j", "ns").Role("worker", 4).Obj()
+	pg := volcano.Backend{}.Objects(job, gang.For(job, musterv1.GangVolcano, 0))[0].(*unstructured.Unstructured)
+	if _, ok, _ := unstructured.NestedMap(pg.Object, "spec", "networkTopology"); ok {
+		t.Error("a job without a topology request has no network topology")
+	}
+}

@@ -81,6 +81,8 @@ func WorkloadName(job *musterv1.TrainingJob) string {
 func Desired(job *musterv1.TrainingJob, priority *int32) (*unstructured.Unstructured, error) {
 	eff := topology.Effective(job)
 	var sets []any
+	// A job-wide topology across several podSets makes them a group.
+	group := len(slices.DeleteFunc(slices.Clone(eff.Spec.Roles), func(r musterv1.Role) bool { return topology.Replicas(&r) == 0 })) > 1
 	for _, r := range eff.Spec.Roles {
 		n := topology.Replicas(&r)
 		if n == 0 {
@@ -96,6 +98,9 @@ func Desired(job *musterv1.TrainingJob, priority *int32) (*unstructured.Unstruct
 			if least := topology.MinReplicas(job, &r); least < n {
 				set["minCount"] = int64(least)
 			}
+		}
+		if req := topologyRequest(eff, &r, group); req != nil {
+			set["topologyRequest"] = req
 		}
 		sets = append(sets, set)
 	}
@@ -131,7 +136,8 @@ func Counts(wl *unstructured.Unstructured) map[string]int64 {
 }
 
 // Matches is whether an existing Workload still describes the job: the
-// same queue, the same podSets and counts, and the same resources per pod.
+// same queue, the same podSets and counts, the same resources per pod and
+// the same topology requests.
 // One that does not is replaced, which queues the job anew as it is now:
 // a role's template edited to ask for more (8 GPUs a pod where Kueue
 // admitted 1) would otherwise run its replacements and scale-ups outside
@@ -139,7 +145,8 @@ func Counts(wl *unstructured.Unstructured) map[string]int64 {
 func Matches(have, want *unstructured.Unstructured) bool {
 	hq, _, _ := unstructured.NestedString(have.Object, "spec", "queueName")
 	wq, _, _ := unstructured.NestedString(want.Object, "spec", "queueName")
-	return hq == wq && maps.Equal(Counts(have), Counts(want)) && maps.EqualFunc(podResources(have), podResources(want), sameResources)
+	return hq == wq && maps.Equal(Counts(have), Counts(want)) && maps.EqualFunc(podResources(have), podResources(want), sameResources) &&
+		sameTopology(have, want)
 }
 
 // resources are what a pod of a podSet asks of the quota: each container's
@@ -202,6 +209,9 @@ type State struct {
 	// Counts are the admitted counts of the podSets Kueue admitted with
 	// fewer pods than asked (partial admission).
 	Counts map[string]int32
+	// Gates are the podSets Kueue placed by topology, whose pods it
+	// places in their domains itself (tas.go).
+	Gates map[string]*Gate
 }
 
 // Observe reads a Workload's status.
@@ -221,9 +231,16 @@ func Observe(wl *unstructured.Unstructured) State {
 	}
 	st.ClusterQueue, _, _ = unstructured.NestedString(wl.Object, "status", "admission", "clusterQueue")
 	assignments, _, _ := unstructured.NestedSlice(wl.Object, "status", "admission", "podSetAssignments")
+	sets, _, _ := unstructured.NestedSlice(wl.Object, "spec", "podSets")
 	for _, a := range assignments {
 		m, _ := a.(map[string]any)
 		name, _ := m["name"].(string)
+		if m["topologyAssignment"] != nil {
+			if st.Gates == nil {
+				st.Gates = map[string]*Gate{}
+			}
+			st.Gates[name] = &Gate{Workload: wl.GetName(), Annotations: placedAnnotations(podSet(sets, name))}
+		}
 		flavors, _ := m["flavors"].(map[string]any)
 		var names []string
 		for _, f := range flavors {
@@ -246,6 +263,16 @@ func Observe(wl *unstructured.Unstructured) State {
 	return st
 }
 
+// podSet is the podSet of that name, nil when there is none.
+func podSet(sets []any, name string) map[string]any {
+	for _, s := range sets {
+		if m, _ := s.(map[string]any); m["name"] == name {
+			return m
+		}
+	}
+	return nil
+}
+
 func conditions(wl *unstructured.Unstructured) []metav1.Condition {
 	raw, _, _ := unstructured.NestedSlice(wl.Object, "status", "conditions")
 	out := make([]metav1.Condition, 0, len(raw))
@@ -262,10 +289,12 @@ func conditions(wl *unstructured.Unstructured) []metav1.Condition {
 	return out
 }
 
-// Placement is what an admitted role's pods get from their flavors.
+// Placement is what an admitted role's pods get from their flavors, and
+// the gate of a role Kueue placed by topology.
 type Placement struct {
 	NodeSelector map[string]string
 	Tolerations  []corev1.Toleration
+	Gate         *Gate
 }
 
 // Placements are the node selectors and tolerations of each role's
@@ -292,14 +321,18 @@ func Placements(st State, flavors map[string]*unstructured.Unstructured) (map[st
 				p.Tolerations = append(p.Tolerations, tol)
 			}
 		}
+		p.Gate = st.Gates[role]
 		out[role] = p
 	}
 	return out, nil
 }
 
 // Place adds a role's placement to a pod: the flavor's node labels to its
-// node selector and its tolerations.
+// node selector and its tolerations, and the topology gate.
 func Place(pod *corev1.Pod, p Placement) {
+	if p.Gate != nil {
+		gate(pod, pod.Labels[musterv1.LabelRole], p.Gate)
+	}
 	if len(p.NodeSelector) > 0 {
 		if pod.Spec.NodeSelector == nil {
 			pod.Spec.NodeSelector = map[string]string{}
