@@ -17,6 +17,10 @@ once the pod has succeeded: a pod that has ended serves nothing, and a job
 whose last read came before its last steps still ends at 100%. Nothing here
 blocks or raises into the training loop. The JSON format is in docs/progress.md;
 any program that serves it is read alike.
+
+With HuggingFace Transformers' Trainer, the callback reports for you:
+
+    trainer = Trainer(..., callbacks=[muster_progress.transformers_callback()])
 """
 import http.server
 import json
@@ -117,3 +121,41 @@ def _serve(port):
         _failed = True  # another process of the pod serves, or the port is taken
         return
     threading.Thread(target=_server.serve_forever, name="muster-progress", daemon=True).start()
+
+
+# Trainer's log entries that are not metrics of the training itself.
+_NOT_METRICS = ("epoch", "step", "total_flos")
+
+
+def transformers_callback():
+    """A transformers.TrainerCallback that reports the Trainer's step, its
+    max_steps, the epoch and every number it logs (loss, learning_rate,
+    grad_norm, ...; train_samples_per_second as the rate), and calls done()
+    when training ends. Transformers is imported only here."""
+    from transformers import TrainerCallback
+
+    class MusterProgressCallback(TrainerCallback):
+        def __init__(self):
+            self._metrics = {}
+            self._rate = None
+
+        def _report(self, state):
+            report(step=state.global_step, total_steps=state.max_steps or None, epoch=state.epoch,
+                   samples_per_second=self._rate, **self._metrics)
+
+        def on_step_end(self, args, state, control, **kwargs):
+            self._report(state)
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            for name, value in (logs or {}).items():
+                if name.endswith("samples_per_second"):
+                    self._rate = _finite(value)
+                elif name not in _NOT_METRICS and _finite(value) is not None:
+                    self._metrics[name] = value
+            self._report(state)
+
+        def on_train_end(self, args, state, control, **kwargs):
+            self._report(state)
+            done()
+
+    return MusterProgressCallback()
