@@ -10,6 +10,11 @@ import os
 import random
 import time
 
+try:
+    import muster_progress  # examples/progress: the job's progress for `muster get`
+except ImportError:
+    muster_progress = None
+
 parser = argparse.ArgumentParser()
 parser.add_argument("--logdir", default="/logs/runs")
 parser.add_argument("--steps", type=int, default=40)
@@ -44,5 +49,11 @@ rng = random.Random(int(os.environ["MUSTER_TASK_INDEX"]))
 for step in range(args.steps):
     loss = 2.0 * math.exp(-step / 10.0) + 0.05 * rng.random()
     log(step, loss)
+    if muster_progress:
+        # The trainers are independent: each serves its own report and the
+        # operator shows the first by name that answers, trainer-0's.
+        muster_progress.report(step=step + 1, total_steps=args.steps, loss=loss)
     time.sleep(args.step_seconds)
 print("%s: done, final loss %.3f" % (run, loss), flush=True)
+if muster_progress:
+    muster_progress.done()  # the last report, for status once this pod has ended

@@ -93,6 +93,9 @@ func TestTensorBoardExample(t *testing.T) {
 	})
 	g.Expect(apimeta.FindStatusCondition(done.Status.Conditions, string(musterv1.ConditionTensorBoardReady)).Status).
 		To(gomega.Equal(metav1.ConditionTrue))
+	// The trainers' own progress reports: the job ends at 100%.
+	g.Expect(done.Status.Progress).NotTo(gomega.BeNil())
+	g.Expect(done.Status.Progress.Percent).To(gomega.HaveValue(gomega.Equal(int32(100))), "progress %+v", done.Status.Progress)
 	g.Expect(get("/trainer-0/scalars.csv")).To(gomega.ContainSubstring("39,loss,"), "the last of 40 steps")
 
 	g.Expect(cli.Process.Signal(syscall.SIGINT)).To(gomega.Succeed())
