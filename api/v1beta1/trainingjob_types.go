@@ -193,8 +193,9 @@ type Role struct {
 
 	// topology asks for the role's pods to be placed close together, within
 	// one domain of a node label, as spec.scheduling.topology does for the
-	// whole job. Kueue carries it out for a job in a LocalQueue; no gang
-	// backend takes one per role, so a job outside Kueue is refused.
+	// whole job. Kueue carries it out for a job in a LocalQueue, else the
+	// Volcano gang backend (a subgroup of the PodGroup per role); other
+	// backends place the job as one gang, and the job is refused.
 	// +optional
 	Topology Topology `json:"topology,omitzero"`
 

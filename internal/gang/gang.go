@@ -43,8 +43,18 @@ type Gang struct {
 	// ScheduleTimeoutSeconds is the coscheduling plugin's timeout, 0 for
 	// its default.
 	ScheduleTimeoutSeconds int32
-	// Topology is the job's spec.scheduling.topology, nil for none.
-	Topology *musterv1.Topology
+	// Topology is the job's spec.scheduling.topology, nil for none, and
+	// RoleTopology the roles' own, in spec order.
+	Topology     *musterv1.Topology
+	RoleTopology []RoleTopology
+}
+
+// RoleTopology is a role's topology request and its minimum, the part of
+// it that is placed together.
+type RoleTopology struct {
+	Role     string
+	Min      int32
+	Topology musterv1.Topology
 }
 
 // RoleMin is a role's minimum within the gang.
@@ -93,6 +103,12 @@ func For(job *musterv1.TrainingJob, b musterv1.GangBackend, attempt int32) *Gang
 	}
 	if b == musterv1.GangVolcano && g.Queue == "" {
 		g.Queue = "default"
+	}
+	for i := range job.Spec.Roles {
+		r := &job.Spec.Roles[i]
+		if t := r.Topology.Requested(); t != nil {
+			g.RoleTopology = append(g.RoleTopology, RoleTopology{Role: r.Name, Min: topology.MinReplicas(job, r), Topology: *t})
+		}
 	}
 	for _, r := range job.Spec.Roles {
 		if i := slices.IndexFunc(s.Roles, func(q musterv1.RoleScheduling) bool { return q.Name == r.Name }); i >= 0 {

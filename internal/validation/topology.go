@@ -14,8 +14,8 @@ import (
 // honour. A job in a Kueue LocalQueue is placed by Kueue's topology-aware
 // scheduling, which takes either mode, per job or per role; any other job
 // by its gang backend (backend, the one in force): Native takes a
-// job-wide Required request, Volcano a job-wide one in either mode, and
-// None and Coscheduling none. A request nothing honours would leave the
+// job-wide Required request, Volcano any (per role, a subgroup of its
+// PodGroup), and None and Coscheduling none. A request nothing honours would leave the
 // job's pods placed anywhere while it says they are close.
 func Topology(job *musterv1.TrainingJob, backend musterv1.GangBackend) field.ErrorList {
 	var errs field.ErrorList
@@ -41,9 +41,9 @@ func Topology(job *musterv1.TrainingJob, backend musterv1.GangBackend) field.Err
 	}
 	for _, r := range requests {
 		path, t := r.path, r.t
-		if !r.job {
+		if !r.job && backend != musterv1.GangVolcano {
 			errs = append(errs, field.Forbidden(path, fmt.Sprintf(
-				"no gang backend places one role apart from the rest; spec.scheduling.topology places the whole job, or put the job in a Kueue LocalQueue (%s), which places each role", kueue.LabelQueueName)))
+				"gang backend %s places no role apart from the rest: use spec.scheduling.topology for the whole job, backend Volcano (a subgroup per role), or a Kueue LocalQueue (%s)", backend, kueue.LabelQueueName)))
 			continue
 		}
 		switch backend {

@@ -12,7 +12,7 @@ import (
 
 // A topology request is accepted only where something places it: Kueue
 // for a queued job (either mode, per job or per role), else the gang
-// backend (Native: job-wide Required; Volcano: job-wide), and each refusal
+// backend (Native: job-wide Required; Volcano: any), and each refusal
 // names the field.
 func TestTopologyIsRefusedWhereNothingHonoursIt(t *testing.T) {
 	const block = "example.com/block"
@@ -49,7 +49,8 @@ func TestTopologyIsRefusedWhereNothingHonoursIt(t *testing.T) {
 		{"volcano preferred", jobWide(musterv1.TopologyPreferred, 1, 4), musterv1.GangVolcano, ""},
 		{"no gang", jobWide(musterv1.TopologyRequired, 4), musterv1.GangNone, "spec.scheduling.topology"},
 		{"coscheduling", jobWide(musterv1.TopologyRequired, 4), musterv1.GangCoscheduling, "spec.scheduling.topology"},
-		{"per role outside Kueue", perRole, musterv1.GangVolcano, "spec.roles[0].topology"},
+		{"per role on the native gang", perRole, musterv1.GangNative, "spec.roles[0].topology"},
+		{"per role on Volcano", perRole, musterv1.GangVolcano, ""},
 		{"kueue per role", queued(perRole.DeepCopy()), musterv1.GangNone, ""},
 		{"kueue one role preferred", queued(jobWide(musterv1.TopologyPreferred, 4)), musterv1.GangNone, ""},
 		{"kueue launcher beside workers", queued(jobWide(musterv1.TopologyRequired, 1, 4)), musterv1.GangNone, ""},

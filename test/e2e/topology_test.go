@@ -167,7 +167,7 @@ func TestKueueRequiredTopologyPlacesAJobInOneBlockOrHoldsIt(t *testing.T) {
 // The same through the Kubernetes scheduler's own gang scheduling, with
 // the PodGroup's topology constraint: the gang waits unscheduled.
 func TestNativeGangRequiredTopologyPlacesAJobInOneBlockOrHoldsIt(t *testing.T) {
-	checkGangTopology(t, musterv1.GangNative, nil, musterv1.ReasonGangUnschedulable)
+	checkGangTopology(t, musterv1.GangNative, false, nil, musterv1.ReasonGangUnschedulable)
 }
 
 // The same through Volcano's network topology: the blocks are HyperNodes
@@ -175,13 +175,20 @@ func TestNativeGangRequiredTopologyPlacesAJobInOneBlockOrHoldsIt(t *testing.T) {
 // names them, and the PodGroup's hard network topology keeps a gang
 // within one.
 func TestVolcanoRequiredTopologyPlacesAJobInOneBlockOrHoldsIt(t *testing.T) {
-	checkGangTopology(t, musterv1.GangVolcano, hyperNodes, musterv1.ReasonGangUnschedulable, musterv1.ReasonGangPending)
+	checkGangTopology(t, musterv1.GangVolcano, false, hyperNodes, musterv1.ReasonGangUnschedulable, musterv1.ReasonGangPending)
 }
 
-// checkGangTopology is checkRequiredTopology for a job-wide Required
-// request through a gang backend, on the test's nodes once setup (if any)
-// has run: the waiting job's gang is not scheduled, for one of reasons.
-func checkGangTopology(t *testing.T, backend musterv1.GangBackend, setup func(*testing.T, gomega.Gomega, string, map[string]string),
+// A role's own request through Volcano: a subgroup of the PodGroup, held
+// within one HyperNode of the block tier as the job-wide one is.
+func TestVolcanoRoleTopologyPlacesARoleInOneBlockOrHoldsIt(t *testing.T) {
+	checkGangTopology(t, musterv1.GangVolcano, true, hyperNodes, musterv1.ReasonGangUnschedulable, musterv1.ReasonGangPending)
+}
+
+// checkGangTopology is checkRequiredTopology for a Required request
+// through a gang backend, job-wide or (perRole) the role's own, on the
+// test's nodes once setup (if any) has run: the waiting job's gang is not
+// scheduled, for one of reasons.
+func checkGangTopology(t *testing.T, backend musterv1.GangBackend, perRole bool, setup func(*testing.T, gomega.Gomega, string, map[string]string),
 	reasons ...musterv1.ConditionReason) {
 	g := gomega.NewWithT(t)
 	ns := cluster.Namespace(t, g)
@@ -190,8 +197,12 @@ func checkGangTopology(t *testing.T, backend musterv1.GangBackend, setup func(*t
 		setup(t, g, ns, blocks)
 	}
 	checkRequiredTopology(t, g, ns, blocks, func(job *musterv1.TrainingJob) {
-		job.Spec.Scheduling = musterv1.Scheduling{Backend: backend,
-			Topology: musterv1.Topology{Level: blockLabel, Mode: musterv1.TopologyRequired}}
+		job.Spec.Scheduling = musterv1.Scheduling{Backend: backend}
+		if perRole {
+			job.Spec.Roles[0].Topology = musterv1.Topology{Level: blockLabel, Mode: musterv1.TopologyRequired}
+		} else {
+			job.Spec.Scheduling.Topology = musterv1.Topology{Level: blockLabel, Mode: musterv1.TopologyRequired}
+		}
 	}, func(g gomega.Gomega, j *musterv1.TrainingJob) {
 		cond := apimeta.FindStatusCondition(j.Status.Conditions, string(musterv1.ConditionGangScheduled))
 		g.Expect(cond).NotTo(gomega.BeNil())

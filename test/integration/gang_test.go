@@ -177,8 +177,8 @@ func TestGangSpecRejectedAtAdmission(t *testing.T) {
 				Topology: musterv1.Topology{Level: "example.com/block", Mode: musterv1.TopologyPreferred}}).Obj(),
 			field: "spec.scheduling.topology.mode",
 		},
-		"a role's topology outside Kueue": {
-			job:   e.job("rt").Role("w", 2).RoleTopology("example.com/rack", musterv1.TopologyRequired).Scheduling(musterv1.Scheduling{Backend: musterv1.GangVolcano}).Obj(),
+		"a role's topology on the native gang": {
+			job:   e.job("rt").Role("w", 2).RoleTopology("example.com/rack", musterv1.TopologyRequired).Scheduling(musterv1.Scheduling{Backend: musterv1.GangNative}).Obj(),
 			field: "spec.roles[0].topology",
 		},
 		"a job's and a role's topology": {

@@ -60,6 +60,9 @@ func (Backend) Objects(job *musterv1.TrainingJob, g *gang.Gang) []client.Object 
 	if t := g.Topology; t != nil {
 		spec["networkTopology"] = NetworkTopology(t)
 	}
+	if len(g.RoleTopology) > 0 {
+		spec["subGroupPolicy"] = subGroups(g.RoleTopology)
+	}
 	if res := MinResources(job, g); len(res) > 0 {
 		out := map[string]any{}
 		for _, name := range slices.Sorted(maps.Keys(res)) {
@@ -82,6 +85,23 @@ func NetworkTopology(t *musterv1.Topology) map[string]any {
 		mode = "soft"
 	}
 	return map[string]any{"mode": mode, "highestTierName": t.Level}
+}
+
+// subGroups are the PodGroup's subgroups for the roles' own topology
+// requests: one per role, its pods (those of the role label's value) held
+// within one HyperNode of the tier as Volcano places its minimum.
+func subGroups(roles []gang.RoleTopology) []any {
+	out := make([]any, 0, len(roles))
+	for _, r := range roles {
+		out = append(out, map[string]any{
+			"name":            r.Role,
+			"labelSelector":   map[string]any{"matchLabels": map[string]any{musterv1.LabelRole: r.Role}},
+			"matchLabelKeys":  []any{musterv1.LabelRole},
+			"subGroupSize":    int64(max(r.Min, 1)),
+			"networkTopology": NetworkTopology(&r.Topology),
+		})
+	}
+	return out
 }
 
 // MinResources sums the requests of the gang's minimum: each role's own

@@ -94,3 +94,29 @@ func TestTopologyIsThePodGroupsNetworkTopology(t *testing.T) {
 		t.Error("a job without a topology request has no network topology")
 	}
 }
+
+// A role's own topology is a subgroup of the PodGroup: the role's pods,
+// by the role label, placed within one HyperNode of the tier, its minimum
+// together.
+func TestRoleTopologyIsASubGroup(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").Role("ps", 1).Role("worker", 0).Scalable(2, 8).ScalingReplicas(4).
+		RoleTopology("example.com/rack", musterv1.TopologyPreferred).Obj()
+	pg := volcano.Backend{}.Objects(job, gang.For(job, musterv1.GangVolcano, 0))[0].(*unstructured.Unstructured)
+	groups, _, _ := unstructured.NestedSlice(pg.Object, "spec", "subGroupPolicy")
+	if len(groups) != 1 {
+		t.Fatalf("subGroupPolicy = %v, want one for worker", groups)
+	}
+	sg := groups[0].(map[string]any)
+	sel, _, _ := unstructured.NestedStringMap(sg, "labelSelector", "matchLabels")
+	nt, _, _ := unstructured.NestedStringMap(sg, "networkTopology")
+	if sg["name"] != "worker" || sel[musterv1.LabelRole] != "worker" || sg["subGroupSize"] != int64(2) ||
+		nt["mode"] != "soft" || nt["highestTierName"] != "example.com/rack" {
+		t.Errorf("subgroup = %v", sg)
+	}
+	if keys, _, _ := unstructured.NestedStringSlice(sg, "matchLabelKeys"); len(keys) != 1 || keys[0] != musterv1.LabelRole {
+		t.Errorf("matchLabelKeys = %v: without one Volcano makes no subgroup", keys)
+	}
+	if _, ok, _ := unstructured.NestedMap(pg.Object, "spec", "networkTopology"); ok {
+		t.Error("a job-wide network topology without a job-wide request")
+	}
+}
