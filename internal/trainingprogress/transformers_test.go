@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/muster-dev/muster/internal/trainingprogress"
@@ -56,9 +57,11 @@ func TestTransformersCallbackReportsInTheOperatorsFormat(t *testing.T) {
 	termination := filepath.Join(t.TempDir(), "termination-log")
 	cmd := exec.Command(python, "-c", trainerEvents, termination)
 	cmd.Env = append(os.Environ(), "PYTHONPATH="+filepath.Join("..", "..", "examples", "progress"), "MUSTER_PROGRESS_PORT="+strconv.Itoa(port), "RANK=0")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%v: %s", err, err.(*exec.ExitError).Stderr)
+		t.Fatalf("%v: %s", err, stderr.String())
 	}
 	served, err := trainingprogress.Parse(out)
 	if err != nil {
