@@ -283,3 +283,17 @@ func TestKueuePreferredTopologyPacksAJob(t *testing.T) {
 	g.Expect(placed).To(gomega.ConsistOf(4, 1), "pods per block")
 	framework.WaitJob(g, cluster.Client, ns, "packed", jobTimeout, framework.PhaseIs(musterv1.PhaseRunning))
 }
+
+// A preferred topology through Volcano's soft network topology packs as
+// Kueue's does: 5 tasks of 2 GPUs, 4 of them in one block.
+func TestVolcanoPreferredTopologyPacksAJob(t *testing.T) {
+	g := gomega.NewWithT(t)
+	ns := cluster.Namespace(t, g)
+	blocks := topologyNodes(t, g, ns)
+	hyperNodes(t, g, ns, blocks)
+	job := testutil.MakeJob("packed", ns).Role("worker", 5).Template(poolTasks(ns)).Obj()
+	job.Spec.Scheduling = musterv1.Scheduling{Backend: musterv1.GangVolcano,
+		Topology: musterv1.Topology{Level: blockLabel, Mode: musterv1.TopologyPreferred}}
+	g.Expect(cluster.Client.Create(context.Background(), job)).To(gomega.Succeed())
+	g.Expect(jobBlocks(g, ns, "packed", 5, blocks)).To(gomega.ConsistOf(4, 1), "pods per block")
+}
