@@ -3,7 +3,9 @@
 Each rank contributes rank + 1, so with n ranks every rank must end up with
 n * (n + 1) / 2. It exits 1 on any other answer. ROUNDS (default 1) repeats
 the allreduce that many times, half a second apart: a run long enough to
-lose a worker in the middle of.
+lose a worker in the middle of. Rank 0 reports each round to Muster
+(examples/progress: the helper takes the rank from OMPI_COMM_WORLD_RANK; the
+launcher's mpirun passes the port and PYTHONPATH on with -x).
 """
 
 import os
@@ -11,6 +13,7 @@ import socket
 import sys
 import time
 
+import muster_progress
 from mpi4py import MPI
 
 comm = MPI.COMM_WORLD
@@ -23,5 +26,7 @@ for r in range(1, rounds + 1):
           % (rank, size, socket.gethostname(), total, want, r, rounds), flush=True)
     if total != want:
         sys.exit(1)
+    muster_progress.report(step=r, total_steps=rounds)
     if r < rounds:
         time.sleep(0.5)
+muster_progress.done()

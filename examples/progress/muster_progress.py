@@ -10,8 +10,11 @@ The job's spec.progress makes the operator read the report every
 intervalSeconds (30 by default) from the pod that serves it: the first call
 starts a small HTTP server in a daemon thread on MUSTER_PROGRESS_PORT, which
 answers GET /progress with the latest report as JSON. Only global rank 0
-(RANK, or no RANK at all) reports, so one pod serves; elsewhere, and outside
-Muster (no MUSTER_PROGRESS_PORT), report does nothing. done() leaves the last
+reports, so one pod serves: the rank is the first of RANK (torchrun, Muster's
+PyTorch runtime), OMPI_COMM_WORLD_RANK (Open MPI), PMI_RANK (MPICH, Intel
+MPI) and PADDLE_TRAINER_ID (Paddle) that is set, and a process with none of
+them reports. Elsewhere, and outside Muster (no MUSTER_PROGRESS_PORT), report
+does nothing. done() leaves the last
 report as the container's termination message, where the operator finds it
 once the pod has succeeded: a pod that has ended serves nothing, and a job
 whose last read came before its last steps still ends at 100%. Nothing here
@@ -33,6 +36,9 @@ _latest = None  # the latest report, as bytes
 _server = None
 _failed = False
 
+# Where launchers put a process's global rank, most common first.
+_RANK_VARIABLES = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PADDLE_TRAINER_ID")
+
 _FIELDS = ("step", "total_steps", "epoch", "total_epochs", "percent", "samples_per_second")
 
 
@@ -49,12 +55,20 @@ def _finite(v):
     return v if math.isfinite(v) else None
 
 
+def _rank_zero():
+    for name in _RANK_VARIABLES:
+        rank = os.environ.get(name)
+        if rank is not None:
+            return rank.strip() == "0"
+    return True
+
+
 def report(step=None, total_steps=None, epoch=None, total_epochs=None, percent=None,
            samples_per_second=None, **metrics):
     """Publish the latest progress; metrics are name=value (loss, lr, ...)."""
     global _latest
     port = os.environ.get("MUSTER_PROGRESS_PORT")
-    if not port or os.environ.get("RANK", "0") != "0":
+    if not port or not _rank_zero():
         return
     body = {}
     for name, value in zip(_FIELDS, (step, total_steps, epoch, total_epochs, percent, samples_per_second)):

@@ -19,8 +19,10 @@ shard's slice to its pserver; a pserver applies the averaged gradient once
 every trainer has pushed, and only then serves the next step's weights.
 Everything travels over plain TCP.
 
-A trainer exits 0 once its loss fell, 1 otherwise. A pserver serves until it
-is stopped: the job completes when every trainer has succeeded.
+Trainer 0 reports its step, loss and accuracy to Muster (examples/progress,
+on PYTHONPATH: the helper reports where PADDLE_TRAINER_ID is 0). A trainer
+exits 0 once its loss fell, 1 otherwise. A pserver serves until it is
+stopped: the job completes when every trainer has succeeded.
 """
 
 import os
@@ -32,6 +34,8 @@ import threading
 import time
 
 import numpy as np
+
+import muster_progress
 
 DIM = 64
 STEPS = int(os.environ.get("STEPS", "100"))
@@ -166,6 +170,7 @@ def run_trainer():
     conns = [connect(e) for e in pserver_list()]
     parts = shards()
     first = last = None
+    start = time.monotonic()
     for step in range(STEPS + 1):
         for c in conns:
             send(c, b"G", step)
@@ -176,6 +181,8 @@ def run_trainer():
         acc = float(np.mean((p > 0.5) == (y > 0.5)))
         first = loss if first is None else first
         last = loss
+        rate = BATCH * trainers * step / max(time.monotonic() - start, 1e-6)
+        muster_progress.report(step=step, total_steps=STEPS, samples_per_second=rate, loss=loss, accuracy=acc)
         if step % 10 == 0 or step == STEPS:
             print("TRAIN --> trainer: %d of %d batch: %d loss: %.4f accuracy: %.3f" % (trainer, trainers, step, loss, acc), flush=True)
         if step == STEPS:
@@ -191,6 +198,7 @@ def run_trainer():
     if last >= first:
         sys.exit("loss did not fall: %.4f -> %.4f" % (first, last))
     print("trainer %d done: loss %.4f -> %.4f" % (trainer, first, last), flush=True)
+    muster_progress.done()
 
 
 if __name__ == "__main__":

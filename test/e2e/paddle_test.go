@@ -26,7 +26,8 @@ import (
 // Volcano's Paddle CTR job (seed 004), as examples/volcano-paddle writes
 // it: 2 pservers and 2 trainers gang-scheduled by Volcano, the project's
 // own parameter-server program exchanging gradients over TCP with the
-// PADDLE_* wiring, completed when the trainers are done.
+// PADDLE_* wiring, completed when the trainers are done, trainer 0's
+// progress reports ending at 100%.
 func TestVolcanoPaddleExampleCompletes(t *testing.T) {
 	hostCPU.shared(t)
 	g := gomega.NewWithT(t)
@@ -54,17 +55,23 @@ func TestVolcanoPaddleExampleCompletes(t *testing.T) {
 		g.Expect(err).NotTo(gomega.HaveOccurred(), "%s's log:\n%s", trainer, out)
 		g.Expect(last).To(gomega.BeNumerically("<", first), "%s's log:\n%s", trainer, out)
 	}
+	g.Expect(got.Status.Progress).NotTo(gomega.BeNil())
+	g.Expect(got.Status.Progress.Percent).To(gomega.HaveValue(gomega.Equal(int32(100))), "progress %+v", got.Status.Progress)
+	g.Expect(got.Status.Progress.Reporter).To(gomega.Equal("ctr-volcano-trainer-0"))
+	g.Expect(got.Status.Progress.Metrics).To(gomega.ContainElement(gomega.HaveField("Name", "loss")), "progress %+v", got.Status.Progress)
 }
 
 // paddleExample is examples/volcano-paddle's job in namespace ns, with its
-// program's ConfigMap created there.
+// program's and the progress helper's ConfigMaps created there.
 func paddleExample(g gomega.Gomega, ns string) *musterv1.TrainingJob {
 	c := cluster.Client
 	dir := filepath.Join("..", "..", "examples", "volcano-paddle")
-	code, err := os.ReadFile(filepath.Join(dir, "ps.py"))
-	g.Expect(err).NotTo(gomega.HaveOccurred())
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "ctr-volcano-code", Namespace: ns}, Data: map[string]string{"ps.py": string(code)}}
-	g.Expect(c.Create(context.Background(), cm)).To(gomega.Succeed())
+	for name, file := range map[string]string{"ctr-volcano-code": filepath.Join(dir, "ps.py"), "muster-progress": filepath.Join(dir, "..", "progress", "muster_progress.py")} {
+		code, err := os.ReadFile(file)
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Data: map[string]string{filepath.Base(file): string(code)}}
+		g.Expect(c.Create(context.Background(), cm)).To(gomega.Succeed())
+	}
 	data, err := os.ReadFile(filepath.Join(dir, "trainingjob.yaml"))
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	job := &musterv1.TrainingJob{}
