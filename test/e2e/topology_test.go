@@ -3,13 +3,13 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -36,28 +36,12 @@ const (
 func topologyNodes(t *testing.T, g gomega.Gomega, ns string) map[string]string {
 	ctx := context.Background()
 	blocks := map[string]string{}
-	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:     resource.MustParse("64"),
-		corev1.ResourceMemory:  resource.MustParse("512Gi"),
-		corev1.ResourcePods:    resource.MustParse("110"),
-		devcluster.GPUResource: resource.MustParse("4"),
-	}
 	for _, block := range []string{"a", "b"} {
 		for rack := range 2 {
 			name := fmt.Sprintf("%s-%s%d", ns, block, rack)
-			node := &corev1.Node{
-				ObjectMeta: metav1.ObjectMeta{Name: name,
-					Annotations: map[string]string{devcluster.FakeNodeAnnotation: devcluster.FakeNodeValue},
-					Labels: map[string]string{
-						"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
-						poolLabel: ns, blockLabel: block, rackLabel: fmt.Sprintf("%s%d", block, rack),
-					}},
-				Spec: corev1.NodeSpec{Taints: []corev1.Taint{
-					{Key: devcluster.FakeNodeTaintKey, Value: devcluster.FakeNodeValue, Effect: corev1.TaintEffectNoSchedule},
-					{Key: poolLabel, Value: ns, Effect: corev1.TaintEffectNoSchedule},
-				}},
-				Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
-			}
+			node := devcluster.FakeNode(name, 4)
+			maps.Copy(node.Labels, map[string]string{poolLabel: ns, blockLabel: block, rackLabel: fmt.Sprintf("%s%d", block, rack)})
+			node.Spec.Taints = append(node.Spec.Taints, corev1.Taint{Key: poolLabel, Value: ns, Effect: corev1.TaintEffectNoSchedule})
 			_, err := cs.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 			g.Expect(err).NotTo(gomega.HaveOccurred())
 			t.Cleanup(func() { _ = cs.CoreV1().Nodes().Delete(context.Background(), name, metav1.DeleteOptions{}) })

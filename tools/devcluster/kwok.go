@@ -49,9 +49,18 @@ func (c *Config) kwokComponent(bin string) component {
 // FakeNodeName is the name of the i-th fake node.
 func FakeNodeName(i int) string { return fmt.Sprintf("kwok-node-%03d", i) }
 
-// fakeNode is a KWOK node with room for many pods and gpus GPUs. KWOK keeps
-// the status given at creation, so capacity is set here.
+// fakeNode is the i-th of the cluster's own fake nodes: FakeNode with the
+// label reconcileFakeNodes finds them by.
 func fakeNode(i, gpus int) *corev1.Node {
+	n := FakeNode(FakeNodeName(i), gpus)
+	n.Labels[FakeNodeLabel] = FakeNodeLabelValue
+	return n
+}
+
+// FakeNode is a node KWOK manages, with room for many pods and gpus GPUs,
+// tainted so that only pods tolerating fake nodes land there. KWOK keeps
+// the status given at creation, so capacity is set here.
+func FakeNode(name string, gpus int) *corev1.Node {
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:    resource.MustParse("64"),
 		corev1.ResourceMemory: resource.MustParse("512Gi"),
@@ -60,7 +69,6 @@ func fakeNode(i, gpus int) *corev1.Node {
 	if gpus > 0 {
 		capacity[GPUResource] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
 	}
-	name := FakeNodeName(i)
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: name,
@@ -69,7 +77,6 @@ func fakeNode(i, gpus int) *corev1.Node {
 				"node.alpha.kubernetes.io/ttl": "0",
 			},
 			Labels: map[string]string{
-				FakeNodeLabel:            FakeNodeLabelValue,
 				"kubernetes.io/hostname": name,
 				"kubernetes.io/os":       "linux",
 				"kubernetes.io/arch":     "amd64",

@@ -82,7 +82,7 @@ func Desired(job *musterv1.TrainingJob, priority *int32) (*unstructured.Unstruct
 	eff := topology.Effective(job)
 	var sets []any
 	// A job-wide topology across several podSets makes them a group.
-	group := len(slices.DeleteFunc(slices.Clone(eff.Spec.Roles), func(r musterv1.Role) bool { return topology.Replicas(&r) == 0 })) > 1
+	group := podSets(eff, topology.Replicas) > 1
 	for _, r := range eff.Spec.Roles {
 		n := topology.Replicas(&r)
 		if n == 0 {

@@ -40,7 +40,8 @@ const (
 // one domain: one podSet, or a group of two where one is a single task
 // (Kueue's podSet groups are a leader beside its workers).
 func JobTopologyFits(job *musterv1.TrainingJob) bool {
-	switch podSetCount(job) {
+	largest := func(r *musterv1.Role) int32 { return topology.MaxReplicas(job, r) }
+	switch podSets(job, largest) {
 	case 0, 1:
 		return true
 	case 2:
@@ -54,12 +55,14 @@ func JobTopologyFits(job *musterv1.TrainingJob) bool {
 	return false
 }
 
-// podSetCount is how many podSets the job's Workload may have: its roles
-// that may have a task at some size.
-func podSetCount(job *musterv1.TrainingJob) int {
+// podSets is how many podSets a Workload of the job has, one per role
+// while size(role) > 0: at the roles' current sizes for the Workload
+// itself (topology.Replicas), at their largest for what the job may ever
+// ask of Kueue (admission).
+func podSets(job *musterv1.TrainingJob, size func(*musterv1.Role) int32) int {
 	n := 0
 	for i := range job.Spec.Roles {
-		if topology.MaxReplicas(job, &job.Spec.Roles[i]) > 0 {
+		if size(&job.Spec.Roles[i]) > 0 {
 			n++
 		}
 	}
