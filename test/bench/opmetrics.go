@@ -6,10 +6,13 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"maps"
+	"math"
 	"net"
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -39,9 +42,9 @@ var operatorCounters = []string{
 }
 
 // operatorTimings are the histograms the report breaks a replacement down
-// by, the sum and count of every series of each: how long a job waited in
-// the work queue, how long its reconcile took, and how long its status
-// write and its pod writes took, and waited for a slot.
+// by, the sum, count and buckets of every series of each: how long a job
+// waited in the work queue, how long its reconcile took, and how long its
+// status write and its pod writes took, and waited for a slot.
 var operatorTimings = []string{
 	"workqueue_queue_duration_seconds",
 	"controller_runtime_reconcile_time_seconds",
@@ -84,14 +87,55 @@ func (c counters) mean(name string, labels ...string) (d time.Duration, ok bool)
 	return time.Duration(sum / count * float64(time.Second)), true
 }
 
-// meanCell is a histogram's mean as a table cell: "none" when nothing was
-// counted, never a time of 0 ms that was not measured.
+// quantile is the q-quantile of the histogram name over its series whose
+// labels hold every one of labels, read from their buckets as Prometheus'
+// histogram_quantile reads them: linearly within the bucket it falls in,
+// so it is as coarse as the buckets are. ok is false if none counted a
+// sample.
+func (c counters) quantile(name string, q float64, labels ...string) (d time.Duration, ok bool) {
+	counts := map[float64]float64{} // by upper bound, summed over the series
+	for k, v := range c {
+		part, series, found := histogramPart(k, name)
+		if !found || part != "_bucket" || !containsAll(series, labels) {
+			continue
+		}
+		_, rest, _ := strings.Cut(series, `le="`)
+		bound, _, _ := strings.Cut(rest, `"`)
+		le, err := strconv.ParseFloat(bound, 64)
+		if err != nil {
+			continue
+		}
+		counts[le] += v
+	}
+	bounds := slices.Sorted(maps.Keys(counts))
+	if len(bounds) == 0 || counts[bounds[len(bounds)-1]] == 0 {
+		return 0, false
+	}
+	rank := q * counts[bounds[len(bounds)-1]]
+	lower, below := 0.0, 0.0
+	for _, upper := range bounds {
+		if n := counts[upper]; n >= rank {
+			if math.IsInf(upper, 1) {
+				// Past the last finite bound: that bound is all that is known.
+				return time.Duration(lower * float64(time.Second)), true
+			}
+			return time.Duration((lower + (upper-lower)*(rank-below)/(n-below)) * float64(time.Second)), true
+		}
+		lower, below = upper, counts[upper]
+	}
+	return 0, false
+}
+
+// meanCell is a histogram's mean and 99th percentile as a table cell:
+// "none" when nothing was counted, never a time of 0 ms that was not
+// measured.
 func (c counters) meanCell(name string, labels ...string) string {
 	d, ok := c.mean(name, labels...)
 	if !ok {
 		return "none"
 	}
-	return msec(d)
+	p99, _ := c.quantile(name, 0.99, labels...)
+	return msec(d) + " (p99 " + msec(p99) + ")"
 }
 
 func containsAll(s string, parts []string) bool {
@@ -176,7 +220,7 @@ func newOperatorMetrics(ctx context.Context, cs kubernetes.Interface, operatorPI
 	return m, nil
 }
 
-// timing is whether a series is the sum or count of one of the
+// timing is whether a series is the sum, count or a bucket of one of the
 // operatorTimings.
 func timing(key string) bool {
 	for _, name := range operatorTimings {
@@ -188,15 +232,15 @@ func timing(key string) bool {
 }
 
 // histogramPart splits a series key of the histogram name into its part,
-// "_sum" or "_count", and its labels ("{...}", or "" for none); ok is false
-// for any other series, buckets included.
+// "_sum", "_count" or "_bucket", and its labels ("{...}", or "" for none);
+// ok is false for any other series.
 func histogramPart(key, name string) (part, labels string, ok bool) {
 	rest, found := strings.CutPrefix(key, name)
 	if !found {
 		return "", "", false
 	}
 	part, labels, _ = strings.Cut(rest, "{")
-	if part != "_sum" && part != "_count" {
+	if part != "_sum" && part != "_count" && part != "_bucket" {
 		return "", "", false
 	}
 	return part, labels, true

@@ -322,7 +322,7 @@ func writeScenario(b *strings.Builder, s *scenario) {
 				all[k] += v
 			}
 		}
-		fmt.Fprintf(b, "Where the operator's time went while replacing, mean over every run: job waiting in its queue %s, reconcile %s, status write %s, pod write's wait for a slot %s, pod create %s, pod release %s.\n\n",
+		fmt.Fprintf(b, "Where the operator's time went while replacing, mean over every run (99th percentile, from the histograms' buckets): job waiting in its queue %s, reconcile %s, status write %s, pod write's wait for a slot %s, pod create %s, pod release %s.\n\n",
 			all.meanCell("workqueue_queue_duration_seconds", `name="trainingjob"`),
 			all.meanCell("controller_runtime_reconcile_time_seconds", `controller="trainingjob"`),
 			all.meanCell("muster_status_write_duration_seconds"),

@@ -84,3 +84,40 @@ func TestF1sServesMustersSchemaUnderItsOwnGroup(t *testing.T) {
 		t.Errorf("versions %+v: want %s alone, stored, with its schema", crd.Spec.Versions, f1sResource.Version)
 	}
 }
+
+// A histogram's percentile is read from its buckets, summed over the
+// series the labels pick, linearly within the bucket it falls in, as
+// Prometheus reads it; past the last finite bound, that bound.
+func TestQuantileReadsTheHistogramsBuckets(t *testing.T) {
+	c := counters{
+		`d_bucket{action="create",le="0.1"}`:  40,
+		`d_bucket{action="create",le="0.2"}`:  90,
+		`d_bucket{action="create",le="+Inf"}`: 100,
+		`d_bucket{action="delete",le="0.1"}`:  0,
+		`d_bucket{action="delete",le="0.2"}`:  0,
+		`d_bucket{action="delete",le="+Inf"}`: 100,
+		`d_sum{action="create"}`:              12,
+		`d_count{action="create"}`:            100,
+	}
+	for _, tc := range []struct {
+		q      float64
+		labels []string
+		want   time.Duration
+	}{
+		{0.2, []string{`action="create"`}, 50 * time.Millisecond},
+		{0.65, []string{`action="create"`}, 150 * time.Millisecond},
+		{0.99, []string{`action="create"`}, 200 * time.Millisecond},
+		{0.5, nil, 200 * time.Millisecond},
+	} {
+		got, ok := c.quantile("d", tc.q, tc.labels...)
+		if !ok || got != tc.want {
+			t.Errorf("quantile(%v, %v) = %v, %v; want %v", tc.q, tc.labels, got, ok, tc.want)
+		}
+	}
+	if _, ok := c.quantile("e", 0.5); ok {
+		t.Error("a histogram never scraped has no quantile")
+	}
+	if got := c.meanCell("d", `action="create"`); got != "120 ms (p99 200 ms)" {
+		t.Errorf("meanCell = %q", got)
+	}
+}
