@@ -42,6 +42,7 @@ type flags struct {
 	createWorkers           int
 	podEventBatch           time.Duration
 	statusBatch             time.Duration
+	statusBatchStart        bool
 	metricsAddr, healthAddr string
 	metricsServiceName      string
 	pprofAddr               string
@@ -95,6 +96,7 @@ func parseFlags() *flags {
 	flag.IntVar(&f.createWorkers, "pod-create-workers", 32, "pod creates, deletes and finalizer releases in flight at once, shared by all jobs in the order they ask")
 	flag.DurationVar(&f.podEventBatch, "pod-event-batch", time.Second, "how long pod changes are gathered before their job is reconciled")
 	flag.DurationVar(&f.statusBatch, "status-batch", 10*time.Second, "how long a job status that only shows progress (tasks starting, ready counts) may wait for the next write; phases, conditions, ends and restarts are written at once; 0 writes every change")
+	flag.BoolVar(&f.statusBatchStart, "status-batch-start", false, "let a starting job's first status (Pending, its pods on their way) wait within --status-batch for the write that finds its pods running, so that a job whose pods run within it is written once; its acceptance is unseen meanwhile")
 	flag.StringVar(&f.metricsAddr, "metrics-bind-address", ":8443", "address of the Prometheus metrics endpoint; 0 disables it")
 	// Metrics tell who runs what where; by default only a client the API
 	// server authenticates and authorizes (get on the non-resource URL
@@ -226,6 +228,7 @@ func run(f *flags) error {
 		CreateWorkers:           f.createWorkers,
 		PodEventBatch:           f.podEventBatch,
 		StatusBatch:             f.statusBatch,
+		StatusBatchStart:        f.statusBatchStart,
 		StatusClient:            statusClient,
 		Gang:                    gangs,
 		Kueue:                   f.kueue,

@@ -88,8 +88,10 @@ func (r *Reconciler) needsConfirming(job *musterv1.TrainingJob, res *plan.Result
 		return false
 	}
 	if job.Status.ObservedGeneration == 0 {
-		// No plan was ever written for it, so it has no pods: every
-		// status it will have is this process's own.
+		// No plan was ever written for it: every status it will have is
+		// this process's own. It has no pods, or, when its start waited
+		// for them to run (--status-batch-start), pods its status says
+		// nothing of yet, which no cache can be older than.
 		r.confirmed.add(key)
 		return false
 	}

@@ -19,6 +19,9 @@ import (
 // a pod's. A job is in the map only while it has unwritten progress.
 type pendingProgress struct {
 	window time.Duration
+	// start lets a starting job's first status wait too
+	// (plan.StartOnly), for the write that finds its pods running.
+	start bool
 
 	mu    sync.Mutex
 	since map[types.NamespacedName]progressSince
@@ -31,13 +34,14 @@ type progressSince struct {
 	at  time.Time
 }
 
-func newPendingProgress(window time.Duration) *pendingProgress {
-	return &pendingProgress{window: window, since: map[types.NamespacedName]progressSince{}}
+func newPendingProgress(window time.Duration, start bool) *pendingProgress {
+	return &pendingProgress{window: window, start: start, since: map[types.NamespacedName]progressSince{}}
 }
 
 // hold says whether the plan's status may wait, and for how long at
 // most: it may when it differs from the written one (changed) by progress
-// only, until the window has passed since progress was first left
+// only, or, with start, only starts a job none of whose status is written
+// yet, until the window has passed since progress was first left
 // unwritten.
 func (p *pendingProgress) hold(job *musterv1.TrainingJob, res plan.Result, changed bool, now time.Time) (time.Duration, bool) {
 	if p.window <= 0 {
@@ -46,7 +50,8 @@ func (p *pendingProgress) hold(job *musterv1.TrainingJob, res plan.Result, chang
 	key := client.ObjectKeyFromObject(job)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !changed || !plan.ProgressOnly(job, res) {
+	mayWait := plan.ProgressOnly(job, res) || p.start && plan.StartOnly(job, res)
+	if !changed || !mayWait {
 		// Nothing to write, or something that must be written now: the
 		// write carries the progress too.
 		delete(p.since, key)

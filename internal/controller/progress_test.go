@@ -75,3 +75,59 @@ func TestProgressWaitsForTheBatch(t *testing.T) {
 		t.Fatalf("a written job still has held progress")
 	}
 }
+
+// With StatusBatchStart a starting job's first status waits too: a job
+// whose pods all run within the window is written once, Running; one whose
+// pods take longer is written Pending when the window ends.
+func TestAStartIsWrittenOnceItsPodsRun(t *testing.T) {
+	h := newHarness(t, twoWorkers(), interceptor.Funcs{}, Options{StatusBatch: 5 * time.Second, StatusBatchStart: true})
+	clk := h.r.opts.Clock.(*clocktesting.FakePassiveClock)
+	res, err := h.reconcile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.statusWrites != 0 || h.creates != 2 {
+		t.Fatalf("the first plan creates without a write: %d writes, %d creates", h.statusWrites, h.creates)
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > 5*time.Second {
+		t.Fatalf("want a requeue within the window, got %v", res.RequeueAfter)
+	}
+	clk.SetTime(clk.Now().Add(2 * time.Second))
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	h.setPhase("j-worker-0", corev1.PodRunning)
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if h.statusWrites != 0 || h.creates != 2 {
+		t.Fatalf("the pods seen and one running: %d writes, %d creates, want none and still 2", h.statusWrites, h.creates)
+	}
+	h.setPhase("j-worker-1", corev1.PodRunning)
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	job := h.job()
+	if h.statusWrites != 1 || job.Status.Phase != musterv1.PhaseRunning || !job.Status.IsTrue(musterv1.ConditionCreated) || job.Status.StartTime == nil {
+		t.Fatalf("the job Running is its first write: %d writes, phase %s, conditions %v, start %v",
+			h.statusWrites, job.Status.Phase, job.Status.Conditions, job.Status.StartTime)
+	}
+
+	// Pods that do not run within the window: the start is written when
+	// it ends, and Running after.
+	h = newHarness(t, twoWorkers(), interceptor.Funcs{}, Options{StatusBatch: 5 * time.Second, StatusBatchStart: true})
+	clk = h.r.opts.Clock.(*clocktesting.FakePassiveClock)
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	clk.SetTime(clk.Now().Add(5 * time.Second))
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if job := h.job(); h.statusWrites != 1 || job.Status.Phase != musterv1.PhasePending || h.creates != 2 {
+		t.Fatalf("the window has passed: %d writes, phase %q, %d creates; want the start written, Pending", h.statusWrites, job.Status.Phase, h.creates)
+	}
+	if len(h.r.progress.since) != 0 {
+		t.Fatalf("a written job still has a held status")
+	}
+}

@@ -13,7 +13,8 @@ import (
 )
 
 // settle writes the plan's status, unless it differs from the job's only
-// by progress that may wait for a later write (--status-batch; the plan's
+// by progress that may wait for a later write (--status-batch, and a
+// job's start with --status-batch-start; the plan's
 // status then becomes before, the status as it was, and the job is
 // requeued within the wait). The pods the plan already took for gone are
 // released beside the write, not after it: a plan made after their release
@@ -24,7 +25,9 @@ func (r *Reconciler) settle(ctx context.Context, job *musterv1.TrainingJob, res 
 	changed := !equality.Semantic.DeepEqual(job.Status, res.Status)
 	if wait, ok := r.progress.hold(job, *res, changed, now); ok {
 		// Nothing is acted on but what the plan keeps as it is
-		// (plan.ProgressOnly).
+		// (plan.ProgressOnly), or a start none of whose status is
+		// written yet (plan.StartOnly): its creates are checked against
+		// the newest job instead (fresh).
 		statusDeferred.Inc()
 		res.Status = *before
 		res.RequeueWithin(wait)

@@ -55,6 +55,10 @@ type Options struct {
 	// so that a starting job's pods make one write, not one per batch of
 	// pod events. Zero writes every change at once.
 	StatusBatch time.Duration
+	// StatusBatchStart lets a starting job's first status (Pending, its
+	// pods on their way; plan.StartOnly) wait within StatusBatch too, so
+	// that a job whose pods run within it is written once, not twice.
+	StatusBatchStart bool
 	// Clock is the time source; tests pass a fake one.
 	Clock clock.PassiveClock
 	// APIReader reads from the API server, not the cache: the check that a
@@ -140,7 +144,7 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
 	opts.defaults(c)
 	r := &Reconciler{client: c, recorder: recorder, opts: opts, expect: newExpectations(opts.ExpectationTimeout),
-		failures: map[types.NamespacedName]refusals{}, progress: newPendingProgress(opts.StatusBatch), progressReads: newProgressReads(),
+		failures: map[types.NamespacedName]refusals{}, progress: newPendingProgress(opts.StatusBatch, opts.StatusBatchStart), progressReads: newProgressReads(),
 		podWrites: newPodWrites(opts.CreateWorkers), confirmed: &confirmedJobs{jobs: map[types.NamespacedName]bool{}},
 		sshSecrets: newSSHSecrets(), listJobPods: listThrough(c)}
 	if opts.InPlace.Default == RestartModeAuto {

@@ -136,6 +136,7 @@ func (w *world) step() Result {
 		w.uids++
 		p.UID = types.UID("uid-" + strconv.Itoa(w.uids))
 		p.Status.Phase = corev1.PodPending
+		p.CreationTimestamp = metav1.NewTime(w.now)
 		w.pods[p.Name] = p
 	}
 	return res

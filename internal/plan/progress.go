@@ -30,6 +30,33 @@ func ProgressOnly(job *musterv1.TrainingJob, res Result) bool {
 	return equality.Semantic.DeepEqual(before, after)
 }
 
+// StartOnly is whether a plan only starts a job that has no status
+// written yet: it makes the job's Service and first pods, or sees them on
+// their way, and its status says no more than that the job was created
+// and is Pending (not held, queued or suspended).
+// Nothing has ended, been restarted or decided, and no event tells of
+// anything. Such a status may wait for the write that finds the pods
+// running (the operator's --status-batch-start), so that a job whose pods
+// start within the status batch is written once.
+//
+// The next plan made from the pods decides the same without it: a job
+// with no status is planned from its pods alone, its attempt the first,
+// and its start time is its first pod's (see run). The creates are taken
+// from the newest job all the same: the executor asks the API server
+// (fresh) when a plan that creates pods writes nothing.
+//
+// Every plan gives its status a phase: a job without one has had none
+// written.
+func StartOnly(job *musterv1.TrainingJob, res Result) bool {
+	if job.Status.Phase != "" || res.Status.Phase != musterv1.PhasePending || !res.Status.IsTrue(musterv1.ConditionCreated) ||
+		res.Status.Completion != nil || res.Status.Restarts.Total != 0 || len(res.Ended) > 0 {
+		return false
+	}
+	rest := res
+	rest.CreatePods, rest.CreateService = nil, nil
+	return !rest.acts()
+}
+
 // countsTasks is whether the Running condition's message, with this
 // reason, is the count of running tasks.
 func countsTasks(reason string) bool {

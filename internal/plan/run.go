@@ -25,7 +25,7 @@ type holdUps struct {
 // earlier ones reached and returns it, decided further or not.
 func run(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, out *Result) (jobDecision, holdUps) {
 	if st.StartTime == nil {
-		st.StartTime = new(c.now)
+		st.StartTime = new(startTime(c))
 	}
 	// What CEL cannot check is checked here as the admission webhook does:
 	// a job that reached the cluster without the webhook and breaks a rule
@@ -42,6 +42,24 @@ func run(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, out *Res
 	v, held := syncRoles(c, st, v, gates{delayed: delayed, storeReady: storeReady}, out)
 	v = checkElasticSize(c, st, v, out)
 	return resolve(c, st, v, out), held
+}
+
+// startTime is when a job with no start time recorded started: now, or,
+// for a job with no status written yet that has pods already (its first
+// status waited for them to run: StartOnly), when its first pod was made.
+// A job resumed after a suspension starts now, whatever pods of its run
+// before are still going.
+func startTime(c *planContext) metav1.Time {
+	start := c.now
+	if c.job.Status.Phase != "" {
+		return start
+	}
+	for _, pod := range c.pods.Tasks {
+		if t := pod.CreationTimestamp; !t.IsZero() && t.Before(&start) {
+			start = t
+		}
+	}
+	return start
 }
 
 func checkDeadline(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, out *Result) jobDecision {

@@ -446,6 +446,13 @@ func (s *sim) reconcile(step int) {
 		s.log = append(s.log, "progress held")
 		return
 	}
+	// A starting job's first status may wait for the write that finds its
+	// pods running (--status-batch-start): the plan is acted on, its
+	// status left unwritten.
+	unwritten, kept := hold && !s.writeAll && StartOnly(s.job, res), s.job.Status
+	if unwritten {
+		s.log = append(s.log, "start left unwritten")
+	}
 	// The pods the plan took for gone are released beside the status
 	// write: a crash before the write may come after their release.
 	switch crash {
@@ -478,6 +485,9 @@ func (s *sim) reconcile(step int) {
 				s.fatalf("step %d: pod %s stays marked deleting with nothing to remove it", step, p.Name)
 			}
 		}
+	}
+	if unwritten {
+		s.job.Status = kept
 	}
 	s.check(step, wasFinished)
 }
@@ -555,6 +565,7 @@ func (s *sim) create(p *corev1.Pod) {
 	s.uids++
 	p.UID = types.UID(fmt.Sprintf("sim-uid-%d", s.uids))
 	p.Status.Phase = corev1.PodPending
+	p.CreationTimestamp = metav1.NewTime(s.now)
 	s.pods[p.Name] = p
 	if s.made == nil {
 		s.made = map[string][]madePod{}

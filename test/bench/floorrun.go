@@ -330,11 +330,15 @@ const floorClientName = "floor client"
 // taskPod is the name of the pod of job's task index in ns: by name, but
 // for the Job controller's pods, whose names end in a random suffix.
 func (b *bench) taskPod(ctx context.Context, kind sideKind, ns, job string, index int) (*corev1.Pod, error) {
-	if !kind.builtIn() {
+	indexLabel := jobIndexLabel
+	switch {
+	case kind.namesAttempts():
+		indexLabel = floorTaskIndexLabel
+	case !kind.builtIn():
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: job + "-worker-" + strconv.Itoa(index)}}, nil
 	}
 	pods, err := b.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{
-		LabelSelector: fmt.Sprintf("%s=%s,%s=%d", jobLabel, job, jobIndexLabel, index)})
+		LabelSelector: fmt.Sprintf("%s=%s,%s=%d", jobLabel, job, indexLabel, index)})
 	if err != nil {
 		return nil, err
 	}

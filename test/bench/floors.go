@@ -47,6 +47,12 @@ const (
 	// sideF1s is F1 with Muster's own CRD schema and CEL rules, under
 	// another group: what the API's schema costs, apart from the operator.
 	sideF1s sideKind = "F1s"
+	// sideF1n is F1 with a new pod name for each attempt of a task, its
+	// hostname kept: a replacement is made as soon as its predecessor is
+	// seen going, beside the release, not once the release has freed the
+	// name. What per-attempt names could save, and what they cost: for a
+	// while a task has two pods.
+	sideF1n sideKind = "F1n"
 	// sideF2 is built in: one Indexed Job and a headless Service per job,
 	// through kube-controller-manager at the operator's client rates.
 	sideF2 sideKind = "F2"
@@ -56,7 +62,7 @@ const (
 )
 
 // sideKinds are every kind, in the report's order.
-var sideKinds = []sideKind{sideMuster, sideF0, sideF1, sideF1s, sideF2, sideF2Upstream}
+var sideKinds = []sideKind{sideMuster, sideF0, sideF1, sideF1s, sideF1n, sideF2, sideF2Upstream}
 
 func parseSideKind(s string) (sideKind, error) {
 	for _, k := range sideKinds {
@@ -67,8 +73,11 @@ func parseSideKind(s string) (sideKind, error) {
 	return "", fmt.Errorf("%q: one of %v", s, sideKinds)
 }
 
-// objectFloor says whether k keeps a job object of its own (F1, F1s).
-func (k sideKind) objectFloor() bool { return k == sideF1 || k == sideF1s }
+// objectFloor says whether k keeps a job object of its own (F1, F1s, F1n).
+func (k sideKind) objectFloor() bool { return k == sideF1 || k == sideF1s || k == sideF1n }
+
+// namesAttempts says whether k names each attempt's pod apart (F1n).
+func (k sideKind) namesAttempts() bool { return k == sideF1n }
 
 // builtIn says whether k's pods are the Job controller's (F2).
 func (k sideKind) builtIn() bool { return k == sideF2 || k == sideF2Upstream }
@@ -127,7 +136,7 @@ func floorMain(argv []string) error {
 	var a floorArgs
 	var kind string
 	fs := flag.NewFlagSet(floorCommand, flag.ContinueOnError)
-	fs.StringVar(&kind, "kind", "", "F0, F1, F1s, F2 or F2-upstream")
+	fs.StringVar(&kind, "kind", "", "F0, F1, F1s, F1n, F2 or F2-upstream")
 	fs.StringVar(&a.ns, "ns", "", "namespace")
 	fs.IntVar(&a.jobs, "jobs", 0, "jobs")
 	fs.IntVar(&a.perJob, "per-job", 0, "pods per job")
@@ -186,6 +195,9 @@ type floor struct {
 	// released are the pods whose finalizer the floor has released (or is
 	// releasing): once each, whatever updates the watch sees meanwhile.
 	released map[types.UID]bool
+	// attempts are, per task (taskKey), how many pods F1n made for it
+	// after its first.
+	attempts map[string]int
 	// draining stops replacements while the namespace goes.
 	draining atomic.Bool
 }
@@ -211,7 +223,7 @@ func newFloor(a floorArgs) (*floor, error) {
 		return nil, err
 	}
 	f := &floor{floorArgs: a, cs: cs, dyn: dyn, byName: make(map[string]*musterv1.TrainingJob, a.jobs),
-		running: map[string]map[string]bool{}, written: map[string]bool{}, released: map[types.UID]bool{}}
+		running: map[string]map[string]bool{}, written: map[string]bool{}, released: map[types.UID]bool{}, attempts: map[string]int{}}
 	for i := range a.jobs {
 		f.byName[jobName(i)] = floorJob(a.ns, jobName(i), a.perJob)
 	}
@@ -229,9 +241,19 @@ func newFloor(a floorArgs) (*floor, error) {
 	return f, nil
 }
 
-// pod is the floor's pod of one task of job.
-func (f *floor) pod(job *musterv1.TrainingJob, index int) *corev1.Pod {
+// pod is the floor's pod of one task of job; for F1n, attempt numbers
+// its name after the first, the hostname kept.
+func (f *floor) pod(job *musterv1.TrainingJob, index, attempt int) *corev1.Pod {
 	p := floorPod(f.floorPods, job, index)
+	if f.kind.namesAttempts() {
+		if p.Labels == nil {
+			p.Labels = map[string]string{}
+		}
+		p.Labels[floorTaskIndexLabel] = strconv.Itoa(index)
+	}
+	if attempt > 0 {
+		p.Name = fmt.Sprintf("%s-a%d", p.Name, attempt)
+	}
 	if f.kind.objectFloor() {
 		p.OwnerReferences = []metav1.OwnerReference{f.ownerRef(job)}
 		p.Finalizers = []string{floorFinalizer}
@@ -282,7 +304,7 @@ func (f *floor) create(ctx context.Context) error {
 			})
 			for k := range f.perJob {
 				enqueue(func() error {
-					if _, err := f.cs.CoreV1().Pods(f.ns).Create(ctx, f.pod(job, k), metav1.CreateOptions{}); err != nil {
+					if _, err := f.cs.CoreV1().Pods(f.ns).Create(ctx, f.pod(job, k, 0), metav1.CreateOptions{}); err != nil {
 						return err
 					}
 					return done()
@@ -401,11 +423,11 @@ func (f *floor) watch(stop <-chan struct{}) error {
 		UpdateFunc: func(_, cur any) { f.seen(ctx, cur) },
 		DeleteFunc: func(obj any) {
 			pod := deletedPod(obj)
-			if pod == nil || f.draining.Load() {
+			if pod == nil || f.draining.Load() || f.kind.namesAttempts() {
 				return
 			}
 			go func() {
-				_, _ = f.cs.CoreV1().Pods(f.ns).Create(ctx, f.pod(f.byName[pod.Labels[jobLabel]], podIndex(pod.Name)), metav1.CreateOptions{})
+				_, _ = f.cs.CoreV1().Pods(f.ns).Create(ctx, f.pod(f.byName[pod.Labels[jobLabel]], podIndex(pod.Name), 0), metav1.CreateOptions{})
 			}()
 		},
 	})
@@ -431,11 +453,16 @@ func (f *floor) seen(ctx context.Context, obj any) {
 		if len(pod.Finalizers) == 0 {
 			return
 		}
+		task := taskOf(pod)
 		f.mu.Lock()
 		again := f.released[pod.UID]
 		f.released[pod.UID] = true
 		delete(f.running[job], pod.Name)
 		left := len(f.running[job])
+		if !again {
+			f.attempts[task]++
+		}
+		attempt := f.attempts[task]
 		f.mu.Unlock()
 		if again {
 			return
@@ -443,6 +470,12 @@ func (f *floor) seen(ctx context.Context, obj any) {
 		go f.release(ctx, pod)
 		if !f.draining.Load() {
 			go func() { _ = f.writeStatus(ctx, job, "Running", left) }()
+			if f.kind.namesAttempts() {
+				index, _ := strconv.Atoi(pod.Labels[floorTaskIndexLabel])
+				go func() {
+					_, _ = f.cs.CoreV1().Pods(f.ns).Create(ctx, f.pod(f.byName[job], index, attempt), metav1.CreateOptions{})
+				}()
+			}
 		}
 		return
 	}

@@ -43,6 +43,9 @@ func scheme() *runtime.Scheme {
 // as long, and not Muster's.
 const floorLabelDomain = "floor.test"
 
+// floorTaskIndexLabel is Muster's task index label on the floor's pods.
+var floorTaskIndexLabel = floorLabelDomain + "/" + strings.TrimPrefix(musterv1.LabelTaskIndex, musterv1.GroupVersion.Group+"/")
+
 // The floor is the fastest plain client: this rate, this many creators.
 const (
 	floorQPS      = 500

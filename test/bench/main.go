@@ -53,6 +53,8 @@ type options struct {
 	// v1alpha1 is whether the CRD serves v1alpha1, as config/production
 	// installs it; without, as the chart installs it.
 	v1alpha1 bool
+	// operatorArgs are flags added to the operator's (-operator-args).
+	operatorArgs []string
 }
 
 // The floor's pods: the same pods Muster makes (its environment, labels
@@ -90,15 +92,18 @@ func main() {
 	flag.BoolVar(&o.warmUp, "warm-up", true, "run the first scenario's Muster and F0 sides once, unmeasured, before anything is measured (a fresh cluster's watches fall behind once); false saves that time, and the first side measured pays for them")
 	flag.BoolVar(&o.operatorRestart, "operator-restart", true, "in the largest scenario (-huge), restart the operator (SIGTERM, as an upgrade does) once Muster's pods all run, and time its next instance to leading and to every job reconciled")
 	flag.BoolVar(&o.v1alpha1, "v1alpha1", true, "serve the deprecated muster.dev/v1alpha1 through the conversion webhook, as config/production does (the API server then converts every TrainingJob write for the version's watch cache); false serves v1beta1 alone, as the chart does")
-	flag.StringVar(&floors, "floors", "", "comma-separated floors to measure where a scenario has them (F0, F1, F1s, F2, F2-upstream); empty measures each scenario's own")
+	var operatorArgs string
+	flag.StringVar(&operatorArgs, "operator-args", "", "flags added to the operator's own, separated by spaces (\"--status-batch-start --concurrent-reconciles=200\"): one side of an A/B against the defaults")
+	flag.StringVar(&floors, "floors", "", "comma-separated floors to measure where a scenario has them (F0, F1, F1s, F1n, F2, F2-upstream); empty measures each scenario's own")
 	flag.Parse()
+	o.operatorArgs = strings.Fields(operatorArgs)
 	for _, f := range strings.Split(floors, ",") {
 		if f = strings.TrimSpace(f); f == "" {
 			continue
 		}
 		k, err := parseSideKind(f)
 		if err != nil || k == sideMuster {
-			fmt.Fprintf(os.Stderr, "bench: -floors %q: F0, F1, F1s, F2 or F2-upstream\n", floors)
+			fmt.Fprintf(os.Stderr, "bench: -floors %q: F0, F1, F1s, F1n, F2 or F2-upstream\n", floors)
 			os.Exit(2)
 		}
 		o.floors = append(o.floors, k)
@@ -228,6 +233,7 @@ func run(o options) (err error) {
 	cfg.FakeNodes, cfg.GPUsPerNode = most/100+2, 8
 	cfg.Out = os.Stderr
 	cfg.Profiling = o.profile > 0
+	cfg.OperatorArgs = o.operatorArgs
 	cfg.ControllerManagerQPS, cfg.ControllerManagerBurst = operatorQPS, operatorBurst
 	if err := devcluster.Down(ctx, cfg); err != nil {
 		return err
@@ -274,7 +280,7 @@ func run(o options) (err error) {
 	}
 	b := &bench{cfg: cfg, cs: cs, c: c, o: o, track: track,
 		operator: operator, opMetrics: opMetrics, procs: procs,
-		report: &report{started: time.Now(), floorPods: o.floorPods, v1alpha1: o.v1alpha1}}
+		report: &report{started: time.Now(), floorPods: o.floorPods, v1alpha1: o.v1alpha1, operatorArgs: o.operatorArgs}}
 	if err := b.setUpFloors(ctx, rest); err != nil {
 		return err
 	}

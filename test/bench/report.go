@@ -45,6 +45,8 @@ type report struct {
 	floorPods string
 	// v1alpha1 is whether the CRD served v1alpha1 (-v1alpha1).
 	v1alpha1 bool
+	// operatorArgs are the flags added to the operator's (-operator-args).
+	operatorArgs []string
 }
 
 func ratio(a, b time.Duration) string {
@@ -84,6 +86,9 @@ func (r *report) write(dir string) error {
 		b.WriteString("The CRD serves v1beta1 and, through the conversion webhook, v1alpha1, as config/production installs it.\n\n")
 	} else {
 		b.WriteString("The CRD serves v1beta1 alone, as the chart installs it (-v1alpha1=false).\n\n")
+	}
+	if len(r.operatorArgs) > 0 {
+		fmt.Fprintf(&b, "The operator ran with `%s` beside its defaults (-operator-args).\n\n", strings.Join(r.operatorArgs, " "))
 	}
 	r.writeScenarios(&b)
 	r.writeRestarts(&b)
@@ -182,6 +187,7 @@ var sideNames = map[sideKind]string{
 	sideF0:         "F0 pods",
 	sideF1:         "F1 object",
 	sideF1s:        "F1s Muster's schema",
+	sideF1n:        "F1n a name per attempt",
 	sideF2:         "F2 Job",
 	sideF2Upstream: "F2 Job, upstream rates",
 }
@@ -202,7 +208,9 @@ func (r *report) writeScenarios(b *strings.Builder) {
 	fmt.Fprintf(b, "per job, made first, owning the pods (which it holds with a finalizer) and written twice (created,\n")
 	fmt.Fprintf(b, "all running); a lost pod's finalizer is released and the status written side by side, then the\n")
 	fmt.Fprintf(b, "pod made again under its name. F1s: F1 with Muster's v1beta1 schema and CEL rules under another\n")
-	fmt.Fprintf(b, "group. F2: one Indexed Job (podReplacementPolicy Failed) and headless Service per job, pods made by\n")
+	fmt.Fprintf(b, "group. F1n: F1 with a new pod name for each attempt of a task (its hostname kept), the\n")
+	fmt.Fprintf(b, "replacement made as soon as its predecessor is seen going, beside the release and the status write.\n")
+	fmt.Fprintf(b, "F2: one Indexed Job (podReplacementPolicy Failed) and headless Service per job, pods made by\n")
 	fmt.Fprintf(b, "kube-controller-manager at the operator's rates (QPS %d, burst %d); \"upstream rates\" once more at\n", operatorQPS, operatorBurst)
 	fmt.Fprintf(b, "its defaults (20, 30). A lost pod is deleted with grace 0; a Job's is then reported Failed, as its\n")
 	fmt.Fprintf(b, "kubelet would (the Job controller replaces only failed pods). Times come from a watch on the pods\n")
@@ -211,7 +219,7 @@ func (r *report) writeScenarios(b *strings.Builder) {
 	fmt.Fprintf(b, "measured, Muster's and F0's sides of the first scenario run once unmeasured: the API server sizes\n")
 	fmt.Fprintf(b, "a watch's buffer when the watch starts.\n\n")
 	if r.floorPods == floorPodsSame {
-		fmt.Fprintf(b, "The floors' pods (F0, F1, F1s) are Muster's: the role's template with the environment, labels and\n")
+		fmt.Fprintf(b, "The floors' pods (F0, F1, F1s, F1n) are Muster's: the role's template with the environment, labels and\n")
 		fmt.Fprintf(b, "annotation Muster adds (each task's identity), without Muster's owner reference and finalizer.\n\n")
 	} else {
 		fmt.Fprintf(b, "**The floors' pods hold the role's template alone** (`-floor-pods template`).\n\n")

@@ -65,6 +65,13 @@ func TestATaskIsTheSameWhateverItsPodsName(t *testing.T) {
 	if taskOf(muster) != taskKey("job-0003", 2) || taskOf(job) != taskOf(muster) {
 		t.Errorf("tasks %q and %q, want both %q", taskOf(muster), taskOf(job), taskKey("job-0003", 2))
 	}
+	// F1n's second pod of the task, made from Muster's pod.
+	f := &floor{floorArgs: floorArgs{kind: sideF1n, floorPods: floorPodsSame}}
+	again := f.pod(floorJob("ns", "job-0003", 4), 2, 1)
+	if again.Name != "job-0003-worker-2-a1" || again.Spec.Hostname != "job-0003-worker-2" || taskOf(again) != taskOf(muster) {
+		t.Errorf("F1n's second pod %s (hostname %s) runs task %q, want job-0003-worker-2-a1 (job-0003-worker-2) running %q",
+			again.Name, again.Spec.Hostname, taskOf(again), taskOf(muster))
+	}
 }
 
 func TestF1sServesMustersSchemaUnderItsOwnGroup(t *testing.T) {

@@ -48,12 +48,15 @@ type seen struct {
 // taskKey names task index of job.
 func taskKey(job string, index int) string { return job + "/" + strconv.Itoa(index) }
 
-// taskOf is the task a pod runs: the Job controller's index label, or
-// the index its name ends in (Muster's and the floors' pods).
+// taskOf is the task a pod runs: its index label (the Job controller's,
+// Muster's, or Muster's as the floors' pods carry it), or the index its
+// name ends in (the floors' pods made from the template alone).
 func taskOf(pod *corev1.Pod) string {
-	if i, ok := pod.Labels[jobIndexLabel]; ok {
-		n, _ := strconv.Atoi(i)
-		return taskKey(pod.Labels[jobLabel], n)
+	for _, l := range []string{jobIndexLabel, musterv1.LabelTaskIndex, floorTaskIndexLabel} {
+		if i, ok := pod.Labels[l]; ok {
+			n, _ := strconv.Atoi(i)
+			return taskKey(pod.Labels[jobLabel], n)
+		}
 	}
 	return taskKey(pod.Labels[jobLabel], podIndex(pod.Name))
 }

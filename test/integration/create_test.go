@@ -2,6 +2,7 @@ package integration
 
 import (
 	"testing"
+	"time"
 
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -9,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/controller"
 )
 
 func envOf(c corev1.Container) map[string]string {
@@ -98,4 +100,60 @@ func TestGenericJobPlaceholdersAndAllTasksSucceed(t *testing.T) {
 	e.exit(&pods[1], 0, "Completed")
 	got := e.waitPhase("gen", musterv1.PhaseSucceeded)
 	e.g.Expect(got.Status.Completion.Reason).To(gomega.Equal(musterv1.ReasonAllTasksCompleted))
+}
+
+// With --status-batch-start, a job whose pods run within the status batch
+// has one status write: the job Running, accepted, with its start time
+// its first pod's creation. Until then its status is empty.
+func TestAStartWaitingForItsPodsIsWrittenOnce(t *testing.T) {
+	e := newEnv(t)
+	operator.stop()
+	defer func() {
+		op, err := startOperator()
+		e.g.Expect(err).NotTo(gomega.HaveOccurred())
+		operator = op
+	}()
+	batched, err := startOperator(func(o *controller.Options) {
+		o.StatusBatch, o.StatusBatchStart = time.Minute, true
+	})
+	e.g.Expect(err).NotTo(gomega.HaveOccurred())
+	defer batched.stop()
+
+	watcher, err := client.NewWithWatch(cfg, client.Options{Scheme: scheme})
+	e.g.Expect(err).NotTo(gomega.HaveOccurred())
+	w, err := watcher.Watch(e.ctx(), &musterv1.TrainingJobList{}, client.InNamespace(e.ns))
+	e.g.Expect(err).NotTo(gomega.HaveOccurred())
+	defer w.Stop()
+
+	e.create(e.job("once").Role("worker", 2).Obj())
+	pods := e.waitPodCount("once", 2)
+	e.g.Expect(e.get("once").Status.Phase).To(gomega.BeEmpty(), "the start was written before the pods ran")
+	for i := range pods {
+		e.run(&pods[i])
+	}
+	job := e.waitPhase("once", musterv1.PhaseRunning)
+
+	// Every change the job went through: its create, and one status write.
+	var phases []musterv1.JobPhase
+	e.g.Eventually(func() []musterv1.JobPhase {
+		for {
+			select {
+			case ev := <-w.ResultChan():
+				if j, ok := ev.Object.(*musterv1.TrainingJob); ok {
+					phases = append(phases, j.Status.Phase)
+				}
+			default:
+				return phases
+			}
+		}
+	}, timeout, interval).Should(gomega.Equal([]musterv1.JobPhase{"", musterv1.PhaseRunning}))
+	e.g.Expect(job.Status.IsTrue(musterv1.ConditionCreated)).To(gomega.BeTrue(), "the job is not shown accepted")
+	first := pods[0].CreationTimestamp
+	for _, p := range pods[1:] {
+		if p.CreationTimestamp.Before(&first) {
+			first = p.CreationTimestamp
+		}
+	}
+	e.g.Expect(job.Status.StartTime).NotTo(gomega.BeNil())
+	e.g.Expect(job.Status.StartTime.Time).To(gomega.BeTemporally("==", first.Time), "the start time is not the first pod's creation")
 }

@@ -112,6 +112,9 @@ type Config struct {
 	// operator's on its pod's loopback address (config/profiling): the
 	// benchmark records their profiles. Off otherwise.
 	Profiling bool
+	// OperatorArgs are flags added to the operator's own (the benchmark's
+	// -operator-args, to measure one against the defaults).
+	OperatorArgs []string
 	// ControllerManagerQPS and ControllerManagerBurst are
 	// kube-controller-manager's client rate limits; 0 keeps the local
 	// cluster's (200 and 400). The benchmark runs the built-in Job

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -524,6 +525,43 @@ func TestInstallKustomizationInstallsTheBuiltImage(t *testing.T) {
 			t.Errorf("kueue %v: the Deployment runs %v, want only %s", c.Kueue, images, testImage)
 		}
 	}
+}
+
+// Flags given for the operator (the benchmark's -operator-args) reach its
+// container's arguments, after its own, with profiling's too.
+func TestInstallKustomizationAddsTheOperatorArgs(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	extra := []string{"--status-batch-start", "--concurrent-reconciles=200"}
+	c := &Config{Root: root, StateDir: t.TempDir(), Profiling: true, OperatorArgs: extra}
+	dir, err := c.installKustomization(testImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rm.Resources() {
+		if r.GetKind() != "Deployment" {
+			continue
+		}
+		args, err := r.GetSlice("spec.template.spec.containers[0].args")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, a := range args {
+			got = append(got, fmt.Sprint(a))
+		}
+		if len(got) < 4 || !slices.Equal(got[len(got)-2:], extra) || !slices.Contains(got, "--pprof-bind-address=127.0.0.1:8082") {
+			t.Fatalf("the operator's args %v, want its own and profiling's, then %v", got, extra)
+		}
+		return
+	}
+	t.Fatal("no Deployment")
 }
 
 // A state dir reached through a symbolic link (a cache folder shared by

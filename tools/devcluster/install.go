@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -120,6 +121,12 @@ func (c *Config) installKustomization(img string) (string, error) {
 		return "", fmt.Errorf("the operator image %q is not by digest", img)
 	}
 	fmt.Fprintf(&b, "images:\n- name: %s\n  newName: %s\n  digest: %s\n", image.Name, name, digest)
+	if len(c.OperatorArgs) > 0 {
+		b.WriteString("patches:\n- target: {group: apps, version: v1, kind: Deployment, name: " + operatorDeployment + "}\n  patch: |-\n")
+		for _, arg := range c.OperatorArgs {
+			fmt.Fprintf(&b, "    - {op: add, path: /spec/template/spec/containers/0/args/-, value: %s}\n", strconv.Quote(arg))
+		}
+	}
 	return dir, os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(b.String()), 0o644)
 }
 
