@@ -142,25 +142,33 @@ func restarts(o options) ([]*restartScenario, error) {
 	return out, nil
 }
 
-// The floors each scenario measures Muster against (see floors.go), and
-// those measured once, for the record: the goals compare the burst with
-// the object floor and the built-in Job controller, a single big job with
-// the pods alone, and the largest run with the object floor.
+// The floors each scenario measures Muster against (see floors.go), those
+// measured once, for the record, and those only -floors asks for: the
+// goals compare the burst with the object floor and the built-in Job
+// controller, a single big job with the pods alone, and the largest run
+// with the object floor.
 var (
-	burstFloors     = []sideKind{sideF0, sideF1, sideF1s, sideF2}
-	burstFloorsOnce = []sideKind{sideF2Upstream}
-	bigFloors       = []sideKind{sideF0}
-	hugeFloors      = []sideKind{sideF1}
+	burstFloors      = []sideKind{sideF0, sideF1, sideF1s, sideF2}
+	burstFloorsOnce  = []sideKind{sideF2Upstream}
+	burstFloorsAsked = []sideKind{sideF1n}
+	bigFloors        = []sideKind{sideF0}
+	hugeFloors       = []sideKind{sideF1}
 )
 
 // scenarios are the runs the flags ask for.
 func scenarios(o options) ([]*scenario, error) {
 	var out []*scenario
-	// kinds are Muster and the floors of floors that -floors leaves.
-	kinds := func(floors []sideKind) []sideKind {
+	// kinds are Muster and the floors of floors that -floors leaves, and
+	// those of asked that it names.
+	kinds := func(floors []sideKind, asked ...sideKind) []sideKind {
 		k := []sideKind{sideMuster}
 		for _, f := range floors {
 			if len(o.floors) == 0 || slices.Contains(o.floors, f) {
+				k = append(k, f)
+			}
+		}
+		for _, f := range asked {
+			if slices.Contains(o.floors, f) {
 				k = append(k, f)
 			}
 		}
@@ -172,7 +180,7 @@ func scenarios(o options) ([]*scenario, error) {
 			return nil, fmt.Errorf("-burst: %w", err)
 		}
 		out = append(out, &scenario{name: "burst", jobs: j, perJob: p, replace: min(o.replace, j),
-			replaceOne: min(o.replaceOne, j), kinds: kinds(burstFloors), once: kinds(burstFloorsOnce)[1:], runs: o.runs})
+			replaceOne: min(o.replaceOne, j), kinds: kinds(burstFloors, burstFloorsAsked...), once: kinds(burstFloorsOnce)[1:], runs: o.runs})
 	}
 	if o.big != "" {
 		for _, f := range strings.Split(o.big, ",") {

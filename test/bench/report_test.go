@@ -128,3 +128,24 @@ func TestQuantileReadsTheHistogramsBuckets(t *testing.T) {
 		t.Errorf("meanCell = %q", got)
 	}
 }
+
+// The burst measures its floors, or those -floors leaves, and F1n only
+// when -floors names it.
+func TestTheBurstMeasuresF1nOnlyWhenAskedFor(t *testing.T) {
+	for _, tc := range []struct {
+		floors []sideKind
+		want   []sideKind
+	}{
+		{nil, []sideKind{sideMuster, sideF0, sideF1, sideF1s, sideF2}},
+		{[]sideKind{sideF1}, []sideKind{sideMuster, sideF1}},
+		{[]sideKind{sideF1, sideF1n}, []sideKind{sideMuster, sideF1, sideF1n}},
+	} {
+		runs, err := scenarios(options{burst: "250x4", runs: 3, floors: tc.floors})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := runs[0].kinds; !slices.Equal(got, tc.want) {
+			t.Errorf("-floors %v: the burst measures %v, want %v", tc.floors, got, tc.want)
+		}
+	}
+}
