@@ -30,12 +30,7 @@ func TestAutoRestartModeFollowsTheNodes(t *testing.T) {
 	e.node("muster-auto-b", true)
 
 	// The suite's operator defaults to Recreate: this test's runs Auto.
-	operator.stop()
-	defer func() {
-		op, err := startOperator()
-		e.g.Expect(err).NotTo(gomega.HaveOccurred())
-		operator = op
-	}()
+	e.replaceOperator()
 	auto, err := startOperator(func(o *controller.Options) { o.InPlace.Default = controller.RestartModeAuto })
 	e.g.Expect(err).NotTo(gomega.HaveOccurred())
 	defer auto.stop()

@@ -107,12 +107,7 @@ func TestGenericJobPlaceholdersAndAllTasksSucceed(t *testing.T) {
 // its first pod's creation. Until then its status is empty.
 func TestAStartWaitingForItsPodsIsWrittenOnce(t *testing.T) {
 	e := newEnv(t)
-	operator.stop()
-	defer func() {
-		op, err := startOperator()
-		e.g.Expect(err).NotTo(gomega.HaveOccurred())
-		operator = op
-	}()
+	e.replaceOperator()
 	batched, err := startOperator(func(o *controller.Options) {
 		o.StatusBatch, o.StatusBatchStart = time.Minute, true
 	})

@@ -68,6 +68,19 @@ func (e *env) update(name string, mutate func(*musterv1.TrainingJob)) error {
 	})
 }
 
+// replaceOperator stops the suite's operator for the rest of the test,
+// which runs operators of its own, and starts it again once the test and
+// its deferred calls have ended.
+func (e *env) replaceOperator() {
+	e.t.Helper()
+	operator.stop()
+	e.t.Cleanup(func() {
+		op, err := startOperator()
+		e.g.Expect(err).NotTo(gomega.HaveOccurred())
+		operator = op
+	})
+}
+
 // eventuallyJob waits until check passes on the job.
 func (e *env) eventuallyJob(name string, check framework.JobCheck) *musterv1.TrainingJob {
 	e.t.Helper()

@@ -20,12 +20,7 @@ import (
 // says they are. Nothing is done twice.
 func TestStandbyTakesOverFromAKilledLeader(t *testing.T) {
 	e := newEnv(t)
-	operator.stop()
-	defer func() {
-		op, err := startOperator()
-		e.g.Expect(err).NotTo(gomega.HaveOccurred())
-		operator = op
-	}()
+	e.replaceOperator()
 
 	// acts counts each replica's writes to the test's namespace through its
 	// client (leader election takes its lease with a client of its own).

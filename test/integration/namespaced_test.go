@@ -58,12 +58,7 @@ func TestNamespacedOperatorNeedsOnlyTheChartsRoles(t *testing.T) {
 	grantChartRBAC(t)
 
 	// The suite's operator watches every namespace: this test's replaces it.
-	operator.stop()
-	defer func() {
-		op, err := startOperator()
-		unwatched.g.Expect(err).NotTo(gomega.HaveOccurred())
-		operator = op
-	}()
+	unwatched.replaceOperator()
 	sa := rest.CopyConfig(cfg)
 	sa.Impersonate = rest.ImpersonationConfig{
 		UserName: "system:serviceaccount:" + operatorNamespace + ":muster-operator",

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/api/resource"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
 	"sigs.k8s.io/yaml"
 )
@@ -494,6 +495,21 @@ func TestInstallKustomizationAddsTheExtrasComponents(t *testing.T) {
 
 const testImage = "127.0.0.1:16500/muster-operator@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 
+// installed is what the kustomization c writes for the operator installs:
+// every object, as kubectl would apply them.
+func installed(t *testing.T, c *Config) []*resource.Resource {
+	t.Helper()
+	dir, err := c.installKustomization(testImage)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rm.Resources()
+}
+
 // The operator is installed from the image muster-dev built, by digest,
 // with or without extras.
 func TestInstallKustomizationInstallsTheBuiltImage(t *testing.T) {
@@ -502,16 +518,8 @@ func TestInstallKustomizationInstallsTheBuiltImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []*Config{{Root: root, StateDir: t.TempDir()}, {Root: root, StateDir: t.TempDir(), Kueue: true}} {
-		dir, err := c.installKustomization(testImage)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var images []string
-		for _, r := range rm.Resources() {
+		for _, r := range installed(t, c) {
 			if r.GetKind() == "Deployment" {
 				out, _ := r.AsYAML()
 				for _, line := range strings.Split(string(out), "\n") {
@@ -535,16 +543,7 @@ func TestInstallKustomizationAddsTheOperatorArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	extra := []string{"--status-batch-start", "--concurrent-reconciles=200"}
-	c := &Config{Root: root, StateDir: t.TempDir(), Profiling: true, OperatorArgs: extra}
-	dir, err := c.installKustomization(testImage)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range rm.Resources() {
+	for _, r := range installed(t, &Config{Root: root, StateDir: t.TempDir(), Profiling: true, OperatorArgs: extra}) {
 		if r.GetKind() != "Deployment" {
 			continue
 		}
