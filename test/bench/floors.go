@@ -195,8 +195,8 @@ type floor struct {
 	// released are the pods whose finalizer the floor has released (or is
 	// releasing): once each, whatever updates the watch sees meanwhile.
 	released map[types.UID]bool
-	// attempts are, per task (taskKey), how many pods F1n made for it
-	// after its first.
+	// attempts are, per task (taskKey), how many of its pods the floor
+	// has seen go: F1n names the task's next pod after that count.
 	attempts map[string]int
 	// draining stops replacements while the namespace goes.
 	draining atomic.Bool
