@@ -24,11 +24,11 @@ func convertElasticJob(s *source, _ *inputs) (musterv1.TrainingJobSpec, error) {
 	if err != nil {
 		return spec, err
 	}
-	minR, err := s.int32p(sp.child("minReplicas"))
+	minR, err := s.replicas(sp.child("minReplicas"))
 	if err != nil {
 		return spec, err
 	}
-	maxR, err := s.int32p(sp.child("maxReplicas"))
+	maxR, err := s.replicas(sp.child("maxReplicas"))
 	if err != nil {
 		return spec, err
 	}

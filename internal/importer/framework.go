@@ -89,7 +89,7 @@ type fcTaskRetry struct {
 
 func fcRole(s *source, p path) (musterv1.Role, fcTaskRetry, error) {
 	role := musterv1.Role{Name: s.str(p.child("name"))}
-	n, err := s.int32p(p.child("taskNumber"))
+	n, err := s.replicas(p.child("taskNumber"))
 	if err != nil {
 		return role, fcTaskRetry{}, err
 	}

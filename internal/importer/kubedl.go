@@ -66,11 +66,11 @@ func kubedlType(s *source, role string) string {
 // elastic launcher, whose rendezvous flags KubeDL prepends to their
 // arguments and Muster passes as PET_* variables.
 func kubedlElastic(s *source, spec *musterv1.TrainingJobSpec, ep path) error {
-	minR, err := s.int32p(ep.child("minReplicas"))
+	minR, err := s.replicas(ep.child("minReplicas"))
 	if err != nil {
 		return err
 	}
-	maxR, err := s.int32p(ep.child("maxReplicas"))
+	maxR, err := s.replicas(ep.child("maxReplicas"))
 	if err != nil {
 		return err
 	}

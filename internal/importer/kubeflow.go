@@ -56,7 +56,7 @@ func kfReplicas(s *source, f replicaJob) ([]musterv1.Role, error) {
 			return nil, fmt.Errorf("%s: replica type %q: a %s has %s replicas", p, t, f.kind, spellTypes(f.types))
 		}
 		r := musterv1.Role{Name: lowerRole(t)}
-		n, err := s.int32p(p.child("replicas"))
+		n, err := s.replicas(p.child("replicas"))
 		if err != nil {
 			return nil, err
 		}

@@ -45,11 +45,11 @@ func convertPyTorchJob(s *source, _ *inputs) (musterv1.TrainingJobSpec, error) {
 // flags as PET_* variables, and the worker role scalable between the
 // bounds.
 func kubeflowElastic(s *source, spec *musterv1.TrainingJobSpec, ep path, nproc string) error {
-	minR, err := s.int32p(ep.child("minReplicas"))
+	minR, err := s.replicas(ep.child("minReplicas"))
 	if err != nil {
 		return err
 	}
-	maxR, err := s.int32p(ep.child("maxReplicas"))
+	maxR, err := s.replicas(ep.child("maxReplicas"))
 	if err != nil {
 		return err
 	}

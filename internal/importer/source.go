@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 )
 
 // source is one document being converted. It hands out the fields a
@@ -177,6 +179,23 @@ func (s *source) int32p(p path) (*int32, error) {
 	}
 	v := int32(n)
 	return &v, nil
+}
+
+// replicas reads a replica count (replicas, taskNumber, numNodes, an
+// elastic bound), refusing one past the TrainingJob's bound. It is the one
+// reader of every kind's counts so that the refusal comes here, at the
+// source's own field, before a converter builds anything per replica (the
+// XGBoostJob's worker addresses): the webhook's checks after conversion do
+// not bound them, and come too late for the memory.
+func (s *source) replicas(p path) (*int32, error) {
+	n, err := s.int32p(p)
+	if err != nil || n == nil {
+		return n, err
+	}
+	if *n > musterv1.MaxReplicas {
+		return nil, fmt.Errorf("%s: %d is more than a TrainingJob takes, %d", p, *n, musterv1.MaxReplicas)
+	}
+	return n, nil
 }
 
 // boolean reads true or false and marks it used.

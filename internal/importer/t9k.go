@@ -23,7 +23,7 @@ func convertT9k(s *source, _ *inputs) (musterv1.TrainingJobSpec, error) {
 		if r.Name != "master" && r.Name != "worker" {
 			return spec, fmt.Errorf("%s: type %q: master or worker", rp.child("type"), r.Name)
 		}
-		n, err := s.int32p(rp.child("replicas"))
+		n, err := s.replicas(rp.child("replicas"))
 		if err != nil {
 			return spec, err
 		}
@@ -186,13 +186,13 @@ func t9kElastic(s *source, spec *musterv1.TrainingJobSpec, weights []int32, on b
 	}
 	if on {
 		var err error
-		if minR, err = s.int32p(ep.child("minReplicas")); err != nil {
+		if minR, err = s.replicas(ep.child("minReplicas")); err != nil {
 			return err
 		}
-		if maxR, err = s.int32p(ep.child("maxReplicas")); err != nil {
+		if maxR, err = s.replicas(ep.child("maxReplicas")); err != nil {
 			return err
 		}
-		if expected, err = s.int32p(ep.child("expectedReplicas")); err != nil {
+		if expected, err = s.replicas(ep.child("expectedReplicas")); err != nil {
 			return err
 		}
 		s.seen(ep)

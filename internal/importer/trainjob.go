@@ -125,11 +125,11 @@ func replicatedJob(rs *source, p path) (musterv1.Role, string, int32, error) {
 	rs.seen(p.child("template", "metadata", "labels"))
 	rs.seen(p.child("template", "metadata"))
 	rs.seen(p.child("template"))
-	replicas, err := rs.int32p(p.child("replicas"))
+	replicas, err := rs.replicas(p.child("replicas"))
 	if err != nil {
 		return role, "", 0, err
 	}
-	parallelism, err := rs.int32p(jp.child("parallelism"))
+	parallelism, err := rs.replicas(jp.child("parallelism"))
 	if err != nil {
 		return role, "", 0, err
 	}
@@ -141,6 +141,10 @@ func replicatedJob(rs *source, p path) (musterv1.Role, string, int32, error) {
 		rs.mention(jp.child("completions"), "Muster runs one pod per task, all at once: completions are the parallelism")
 	}
 	rs.use(jp.child("completionMode")) // Muster's tasks are indexed
+	// Each is bounded, their product not yet.
+	if n := int64(max(deref(replicas), 1)) * int64(max(deref(parallelism), 1)); n > musterv1.MaxReplicas {
+		return role, "", 0, fmt.Errorf("%s: replicas times the Job's parallelism, %d, is more than a TrainingJob takes, %d", p, n, musterv1.MaxReplicas)
+	}
 	role.Replicas = ptr(max(deref(replicas), 1) * max(deref(parallelism), 1))
 	limit, err := rs.int32p(jp.child("backoffLimit"))
 	if err != nil {
@@ -217,12 +221,12 @@ func applyTrainer(s, rs *source, r *musterv1.Role) error {
 			return err
 		}
 	}
-	numNodes, err := s.int32p(tp.child("numNodes"))
+	numNodes, err := s.replicas(tp.child("numNodes"))
 	if err != nil {
 		return err
 	}
 	if numNodes == nil {
-		if numNodes, err = rs.int32p(path{"spec", "mlPolicy", "numNodes"}); err != nil {
+		if numNodes, err = rs.replicas(path{"spec", "mlPolicy", "numNodes"}); err != nil {
 			return err
 		}
 	}

@@ -85,7 +85,7 @@ func volcanoTask(s *source, tp path, i int) (musterv1.Role, []musterv1.RoleSched
 	if role.Name == "" {
 		role.Name = fmt.Sprintf("default%d", i) // Volcano's own default
 	}
-	n, err := s.int32p(tp.child("replicas"))
+	n, err := s.replicas(tp.child("replicas"))
 	if err != nil {
 		return role, nil, nil, err
 	}
