@@ -28,9 +28,18 @@ import (
 //   - the rule action TerminateJob is FailJob, which v1beta1 never retries;
 //     v1alpha1's FailJob, which retry could still undo, is FailJob too.
 //   - spec.run.suspend is spec.run.execution: Suspend.
-//   - status.mpi is new: v1alpha1 keeps it in the annotation alone; so
-//     are spec.failurePolicy.restartMode, spec.progress and
-//     status.progress.
+//   - spec.failurePolicy.restartMode, spec.run.resumeRequest,
+//     spec.progress, spec.runtime.paddle.launcher and the topologies
+//     (spec.scheduling.topology, spec.roles[].topology) are new: v1alpha1
+//     keeps them in the annotation alone.
+//   - status is never kept in the annotation: v1alpha1's status has every
+//     v1beta1 status field (status.mpi, status.progress and
+//     status.attempts[].podRestarts included), converted field by field.
+//     The annotation is the writer's to set, and a write of the main
+//     resource carries it while its status is the old object's: status
+//     read from it would be status set without the status subresource (an
+//     sshSecretName of the writer's own Secret, whose key the job's pods
+//     would trust).
 //   - classification.disabled is enabled, skipInitContainers is
 //     runInitContainers; spec.scheduling.queue is volcanoQueue,
 //     status.scheduling.queue is localQueue, spec.runtime.volcano is
@@ -78,16 +87,9 @@ type betaFields struct {
 	Scopes        *kept[[]v1beta1.RestartScope] `json:"restartScopes,omitempty"`
 	ResumeRequest string                        `json:"resumeRequest,omitempty"`
 	RestartMode   v1beta1.RestartMode           `json:"restartMode,omitempty"`
-	// MPI is status only the operator writes: v1alpha1 has nothing that
-	// could change it, so it needs no guard.
-	MPI v1beta1.MPIStatus `json:"mpi,omitzero"`
-	// PodRestarts are status.attempts[].podRestarts, by position; status
-	// too, with no guard.
-	PodRestarts []*v1beta1.PodRestarts `json:"podRestarts,omitempty"`
-	// Progress is spec.progress, which v1alpha1 cannot change either, and
-	// ProgressStatus status.progress.
-	Progress       *v1beta1.Progress       `json:"progress,omitempty"`
-	ProgressStatus *v1beta1.ProgressStatus `json:"progressStatus,omitempty"`
+	// Progress is spec.progress, which v1alpha1 cannot change either.
+	// Nothing of status is kept here: v1alpha1's status holds all of it.
+	Progress *v1beta1.Progress `json:"progress,omitempty"`
 	// PaddleLauncher is spec.runtime.paddle.launcher, which v1alpha1
 	// cannot change either.
 	PaddleLauncher v1beta1.PaddleLauncher `json:"paddleLauncher,omitempty"`
@@ -116,8 +118,7 @@ type roleTopology struct {
 // empty is whether nothing is kept.
 func (b betaFields) empty() bool {
 	return b.Rules == nil && b.Retry == nil && b.Scopes == nil && b.ResumeRequest == "" && b.RestartMode == "" &&
-		b.MPI == (v1beta1.MPIStatus{}) && b.PodRestarts == nil && b.Progress == nil && b.ProgressStatus == nil &&
-		b.PaddleLauncher == "" && b.Topology == nil && b.RoleTopology == nil
+		b.Progress == nil && b.PaddleLauncher == "" && b.Topology == nil && b.RoleTopology == nil
 }
 
 // ConvertTo converts this job to the hub version, v1beta1.
@@ -163,10 +164,7 @@ func (dst *TrainingJob) ConvertFrom(hub conversion.Hub) error {
 	keepIfDiffer(&keep.Scopes, restartScopes(&in.Spec), restartScopes(&back.Spec), roleNames(dst))
 	keep.ResumeRequest = in.Spec.Run.ResumeRequest
 	keep.RestartMode = in.Spec.FailurePolicy.RestartMode
-	keep.MPI = in.Status.MPI
-	keep.PodRestarts = attemptPodRestarts(in.Status.Attempts)
 	keep.Progress = in.Spec.Progress
-	keep.ProgressStatus = in.Status.Progress
 	if rt := in.Spec.Runtime; rt != nil && rt.Paddle != nil {
 		keep.PaddleLauncher = rt.Paddle.Launcher
 	}
@@ -274,9 +272,7 @@ func restoreBeta(dst *v1beta1.TrainingJob, from *TrainingJob, lost betaFields) {
 	}
 	dst.Spec.Run.ResumeRequest = lost.ResumeRequest
 	dst.Spec.FailurePolicy.RestartMode = lost.RestartMode
-	dst.Status.MPI = lost.MPI
 	dst.Spec.Progress = lost.Progress
-	dst.Status.Progress = lost.ProgressStatus
 	if rt := dst.Spec.Runtime; rt != nil && rt.Paddle != nil {
 		rt.Paddle.Launcher = lost.PaddleLauncher
 	}
@@ -290,26 +286,6 @@ func restoreBeta(dst *v1beta1.TrainingJob, from *TrainingJob, lost betaFields) {
 			}
 		}
 	}
-	if len(lost.PodRestarts) == len(dst.Status.Attempts) {
-		for i := range dst.Status.Attempts {
-			dst.Status.Attempts[i].PodRestarts = lost.PodRestarts[i]
-		}
-	}
-}
-
-// attemptPodRestarts are the attempts' podRestarts by position, or nil
-// when none has any.
-func attemptPodRestarts(attempts []v1beta1.AttemptStatus) []*v1beta1.PodRestarts {
-	for _, a := range attempts {
-		if a.PodRestarts != nil {
-			out := make([]*v1beta1.PodRestarts, len(attempts))
-			for i := range attempts {
-				out[i] = attempts[i].PodRestarts
-			}
-			return out
-		}
-	}
-	return nil
 }
 
 // restoreAlpha puts back the v1alpha1 values an earlier conversion to
@@ -446,12 +422,6 @@ func Convert_v1alpha1_RetryPolicy_To_v1beta1_RetryPolicy(in *RetryPolicy, out *v
 	return autoConvert_v1alpha1_RetryPolicy_To_v1beta1_RetryPolicy(in, out, s)
 }
 
-// Convert_v1beta1_AttemptStatus_To_v1alpha1_AttemptStatus drops
-// podRestarts: status the operator writes through v1beta1 alone.
-func Convert_v1beta1_AttemptStatus_To_v1alpha1_AttemptStatus(in *v1beta1.AttemptStatus, out *AttemptStatus, s apiconversion.Scope) error {
-	return autoConvert_v1beta1_AttemptStatus_To_v1alpha1_AttemptStatus(in, out, s)
-}
-
 // Convert_v1beta1_FailurePolicy_To_v1alpha1_FailurePolicy drops
 // restartMode, which v1alpha1 keeps in the annotation.
 func Convert_v1beta1_FailurePolicy_To_v1alpha1_FailurePolicy(in *v1beta1.FailurePolicy, out *FailurePolicy, s apiconversion.Scope) error {
@@ -469,12 +439,6 @@ func Convert_v1beta1_Role_To_v1alpha1_Role(in *v1beta1.Role, out *Role, s apicon
 // progress; ConvertFrom keeps it.
 func Convert_v1beta1_TrainingJobSpec_To_v1alpha1_TrainingJobSpec(in *v1beta1.TrainingJobSpec, out *TrainingJobSpec, s apiconversion.Scope) error {
 	return autoConvert_v1beta1_TrainingJobSpec_To_v1alpha1_TrainingJobSpec(in, out, s)
-}
-
-// Convert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus drops
-// mpi and progress; ConvertFrom keeps them.
-func Convert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus(in *v1beta1.TrainingJobStatus, out *TrainingJobStatus, s apiconversion.Scope) error {
-	return autoConvert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus(in, out, s)
 }
 
 // Convert_v1alpha1_RunPolicy_To_v1beta1_RunPolicy folds suspend into execution.

@@ -295,3 +295,74 @@ func TestConvertFrom(t *testing.T) {
 		})
 	}
 }
+
+// Status is never read from the annotation: anyone who may update a job
+// through v1alpha1 writes its annotations, and the API server copies status
+// from the old object only in the request's version, so status an
+// annotation carried would be status set without the status subresource
+// (an sshSecretName of the writer's own Secret, whose key the job's pods
+// would then trust).
+func TestStatusNotFromAnnotation(t *testing.T) {
+	forged := &TrainingJob{Spec: TrainingJobSpec{Roles: []Role{{Name: "worker"}}}}
+	forged.Annotations = map[string]string{AnnotationV1beta1Fields: `{` +
+		`"mpi":{"sshSecretName":"attacker-ssh"},` +
+		`"progressStatus":{"reporter":"attacker","step":7},` +
+		`"podRestarts":[{"inPlace":3,"recreated":1,"message":"forged"}]}`}
+	forged.Status.Attempts = []AttemptStatus{{ID: 0}}
+	var beta v1beta1.TrainingJob
+	if err := forged.ConvertTo(&beta); err != nil {
+		t.Fatal(err)
+	}
+	if beta.Status.MPI != (v1beta1.MPIStatus{}) {
+		t.Errorf("status.mpi came from the annotation: %+v", beta.Status.MPI)
+	}
+	if beta.Status.Progress != nil {
+		t.Errorf("status.progress came from the annotation: %+v", beta.Status.Progress)
+	}
+	if p := beta.Status.Attempts[0].PodRestarts; p != nil {
+		t.Errorf("status.attempts[0].podRestarts came from the annotation: %+v", p)
+	}
+}
+
+// A write of the main resource through v1alpha1 keeps status: the API
+// server takes it from the old object in v1alpha1 terms, which holds
+// status.mpi, status.progress and status.attempts[].podRestarts natively,
+// whatever the writer does to the annotation.
+func TestMainResourceWriteKeepsStatus(t *testing.T) {
+	stored := &v1beta1.TrainingJob{Spec: v1beta1.TrainingJobSpec{Roles: []v1beta1.Role{{Name: "worker", RestartScope: v1beta1.RestartScopeTask}}}}
+	stored.Status.MPI = v1beta1.MPIStatus{SSHSecretName: "j-ssh-x7k2p"}
+	stored.Status.Progress = &v1beta1.ProgressStatus{Step: ptr.To[int64](42), Reporter: "j-worker-0",
+		Metrics: []v1beta1.ProgressMetric{{Name: "loss", Value: "0.5"}}}
+	stored.Status.Attempts = []v1beta1.AttemptStatus{{ID: 0, PodRestarts: &v1beta1.PodRestarts{InPlace: 3, Recreated: 1, Message: "j-worker-2"}}, {ID: 1}}
+	var old TrainingJob
+	if err := old.ConvertFrom(stored.DeepCopy()); err != nil {
+		t.Fatal(err)
+	}
+	if old.Status.MPI.SSHSecretName != "j-ssh-x7k2p" || old.Status.Progress == nil || old.Status.Attempts[0].PodRestarts == nil {
+		t.Fatalf("v1alpha1 reads the status natively, got %+v", old.Status)
+	}
+	for name, annotation := range map[string]*string{
+		"annotation kept":    ptr.To(old.Annotations[AnnotationV1beta1Fields]),
+		"annotation dropped": nil,
+		"annotation forged":  ptr.To(`{"mpi":{"sshSecretName":"attacker-ssh"},"progressStatus":{"reporter":"attacker"},"podRestarts":[null,{"inPlace":9}]}`),
+	} {
+		t.Run(name, func(t *testing.T) {
+			write := old.DeepCopy()
+			write.Spec.Run.RestartRequest = "edit"
+			delete(write.Annotations, AnnotationV1beta1Fields)
+			if annotation != nil {
+				if write.Annotations == nil {
+					write.Annotations = map[string]string{}
+				}
+				write.Annotations[AnnotationV1beta1Fields] = *annotation
+			}
+			var got v1beta1.TrainingJob
+			if err := write.ConvertTo(&got); err != nil {
+				t.Fatal(err)
+			}
+			if !apiequality.Semantic.DeepEqual(got.Status, stored.Status) {
+				t.Errorf("status changed (-stored +got):\n%s", cmp.Diff(stored.Status, got.Status))
+			}
+		})
+	}
+}

@@ -152,6 +152,16 @@ type TrainingJobStatus struct {
 	// tensorboard is the state of the job's TensorBoard, with its address.
 	// +optional
 	TensorBoard TensorBoardStatus `json:"tensorboard,omitzero"`
+
+	// progress is how far training is, as the job's program last reported
+	// it (v1beta1's spec.progress).
+	// +optional
+	Progress *ProgressStatus `json:"progress,omitempty"`
+
+	// mpi is what the operator made for an MPI job: the name of its SSH
+	// key pair Secret.
+	// +optional
+	MPI MPIStatus `json:"mpi,omitzero"`
 }
 
 // AttemptStatus is one attempt of a job.
@@ -168,6 +178,28 @@ type AttemptStatus struct {
 	// completion says why it ended.
 	// +optional
 	Completion *CompletionStatus `json:"completion,omitempty"`
+	// podRestarts says how the attempt's pods went on into the next
+	// attempt, for a job that restarts in place.
+	// +optional
+	PodRestarts *PodRestarts `json:"podRestarts,omitempty"`
+}
+
+// PodRestarts counts how a restart of the whole job moved its pods into
+// the next attempt.
+type PodRestarts struct {
+	// inPlace is how many restarted in place.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	InPlace int32 `json:"inPlace,omitempty"`
+	// recreated is how many could not and were re-created.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Recreated int32 `json:"recreated,omitempty"`
+	// message names the first re-created pods and why each could not
+	// restart in place.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Message string `json:"message,omitempty"`
 }
 
 // RestartCounts counts restarts.
@@ -250,6 +282,14 @@ type TaskStatus struct {
 	// spec.failurePolicy.backoffLimitPerTask.
 	// +optional
 	AccountableRestarts int32 `json:"accountableRestarts,omitempty"`
+	// nodeRestarts is how many restarts of its pod's training containers
+	// that their node made alone are charged: a pod that restarts in place
+	// has the node restart a failed training container at once, with or
+	// without the operator, and the operator charges each such restart it
+	// finds, once (see docs/failures.md).
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	NodeRestarts int32 `json:"nodeRestarts,omitempty"`
 	// deletionPending marks a task removed by a scale-down: it no longer
 	// counts for completion and is never reused; it leaves status once its
 	// pod is gone and every task after it has left too.
@@ -453,4 +493,100 @@ type SizeThroughput struct {
 	// +kubebuilder:validation:MaxLength=32
 	// +optional
 	Throughput string `json:"throughput,omitempty"`
+}
+
+// ProgressStatus is how far training is, as the job's program last
+// reported it, with what the operator derived from the reports.
+type ProgressStatus struct {
+	// step is the training step reached.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Step *int64 `json:"step,omitempty"`
+
+	// totalSteps is the number of steps training will take.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TotalSteps *int64 `json:"totalSteps,omitempty"`
+
+	// epoch is the epoch reached.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Epoch *int64 `json:"epoch,omitempty"`
+
+	// totalEpochs is the number of epochs training will take.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	TotalEpochs *int64 `json:"totalEpochs,omitempty"`
+
+	// percent is how much of training is done, 0 to 100: as reported, else
+	// step of totalSteps, else epoch of totalEpochs.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=100
+	// +optional
+	Percent *int32 `json:"percent,omitempty"`
+
+	// samplesPerSecond is the training throughput last reported, as a
+	// decimal number.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
+	// +optional
+	SamplesPerSecond string `json:"samplesPerSecond,omitempty"`
+
+	// estimatedCompletionTime is when training will be done at the pace
+	// between the last two reports that moved it.
+	// +optional
+	EstimatedCompletionTime *metav1.Time `json:"estimatedCompletionTime,omitempty"`
+
+	// lastProgressTime is when the operator last read a report whose
+	// position (step, epoch, percent; for a report without them, anything
+	// in it) had moved: a job stalls when it is too long ago.
+	// +optional
+	LastProgressTime *metav1.Time `json:"lastProgressTime,omitempty"`
+
+	// reporter is the pod that served the report.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	Reporter string `json:"reporter,omitempty"`
+
+	// metrics are the latest values of the metrics the program reported
+	// (loss, learning rate, ...), at most 16, by name.
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Metrics []ProgressMetric `json:"metrics,omitempty"`
+}
+
+// ProgressMetric is one reported metric's latest value.
+type ProgressMetric struct {
+	// name of the metric.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[A-Za-z_][A-Za-z0-9_./-]*$`
+	// +required
+	Name string `json:"name,omitempty"`
+
+	// value is the metric's value, as a decimal number.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=32
+	// +required
+	Value string `json:"value,omitempty"`
+}
+
+// MPIStatus is what the operator made for an MPI job.
+type MPIStatus struct {
+	// sshSecretName is the name of the Secret that holds the job's SSH key
+	// pair, which every pod of the job mounts at sshMountPath. The API
+	// server chose it when the operator created the Secret
+	// (metadata.generateName, <job>-ssh-<random>), so nobody could have
+	// made a Secret of that name first and had the job's pods trust a key
+	// of theirs. No pod of the job is created before it is recorded here,
+	// and it stays for the job's life: every attempt mounts the same
+	// Secret. A job an earlier version started keeps the Secret its pods
+	// already mount, named <job>-ssh-<start of the job's UID>.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +optional
+	SSHSecretName string `json:"sshSecretName,omitempty"`
 }

@@ -34,6 +34,11 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*v1beta1.AttemptStatus)(nil), (*AttemptStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_AttemptStatus_To_v1alpha1_AttemptStatus(a.(*v1beta1.AttemptStatus), b.(*AttemptStatus), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*AutoscalerStatus)(nil), (*v1beta1.AutoscalerStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_AutoscalerStatus_To_v1beta1_AutoscalerStatus(a.(*AutoscalerStatus), b.(*v1beta1.AutoscalerStatus), scope)
 	}); err != nil {
@@ -189,6 +194,16 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*MPIStatus)(nil), (*v1beta1.MPIStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_MPIStatus_To_v1beta1_MPIStatus(a.(*MPIStatus), b.(*v1beta1.MPIStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*v1beta1.MPIStatus)(nil), (*MPIStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_MPIStatus_To_v1alpha1_MPIStatus(a.(*v1beta1.MPIStatus), b.(*MPIStatus), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddGeneratedConversionFunc((*MetricEndpoint)(nil), (*v1beta1.MetricEndpoint)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_MetricEndpoint_To_v1beta1_MetricEndpoint(a.(*MetricEndpoint), b.(*v1beta1.MetricEndpoint), scope)
 	}); err != nil {
@@ -201,6 +216,36 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddGeneratedConversionFunc((*PaddleRuntime)(nil), (*v1beta1.PaddleRuntime)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_PaddleRuntime_To_v1beta1_PaddleRuntime(a.(*PaddleRuntime), b.(*v1beta1.PaddleRuntime), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*PodRestarts)(nil), (*v1beta1.PodRestarts)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_PodRestarts_To_v1beta1_PodRestarts(a.(*PodRestarts), b.(*v1beta1.PodRestarts), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*v1beta1.PodRestarts)(nil), (*PodRestarts)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_PodRestarts_To_v1alpha1_PodRestarts(a.(*v1beta1.PodRestarts), b.(*PodRestarts), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ProgressMetric)(nil), (*v1beta1.ProgressMetric)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ProgressMetric_To_v1beta1_ProgressMetric(a.(*ProgressMetric), b.(*v1beta1.ProgressMetric), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*v1beta1.ProgressMetric)(nil), (*ProgressMetric)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_ProgressMetric_To_v1alpha1_ProgressMetric(a.(*v1beta1.ProgressMetric), b.(*ProgressMetric), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*ProgressStatus)(nil), (*v1beta1.ProgressStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1alpha1_ProgressStatus_To_v1beta1_ProgressStatus(a.(*ProgressStatus), b.(*v1beta1.ProgressStatus), scope)
+	}); err != nil {
+		return err
+	}
+	if err := s.AddGeneratedConversionFunc((*v1beta1.ProgressStatus)(nil), (*ProgressStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_ProgressStatus_To_v1alpha1_ProgressStatus(a.(*v1beta1.ProgressStatus), b.(*ProgressStatus), scope)
 	}); err != nil {
 		return err
 	}
@@ -394,6 +439,11 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
+	if err := s.AddGeneratedConversionFunc((*v1beta1.TrainingJobStatus)(nil), (*TrainingJobStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
+		return Convert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus(a.(*v1beta1.TrainingJobStatus), b.(*TrainingJobStatus), scope)
+	}); err != nil {
+		return err
+	}
 	if err := s.AddConversionFunc((*Classification)(nil), (*v1beta1.Classification)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_Classification_To_v1beta1_Classification(a.(*Classification), b.(*v1beta1.Classification), scope)
 	}); err != nil {
@@ -431,11 +481,6 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}
 	if err := s.AddConversionFunc((*Scheduling)(nil), (*v1beta1.Scheduling)(nil), func(a, b interface{}, scope conversion.Scope) error {
 		return Convert_v1alpha1_Scheduling_To_v1beta1_Scheduling(a.(*Scheduling), b.(*v1beta1.Scheduling), scope)
-	}); err != nil {
-		return err
-	}
-	if err := s.AddConversionFunc((*v1beta1.AttemptStatus)(nil), (*AttemptStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
-		return Convert_v1beta1_AttemptStatus_To_v1alpha1_AttemptStatus(a.(*v1beta1.AttemptStatus), b.(*AttemptStatus), scope)
 	}); err != nil {
 		return err
 	}
@@ -494,11 +539,6 @@ func RegisterConversions(s *runtime.Scheme) error {
 	}); err != nil {
 		return err
 	}
-	if err := s.AddConversionFunc((*v1beta1.TrainingJobStatus)(nil), (*TrainingJobStatus)(nil), func(a, b interface{}, scope conversion.Scope) error {
-		return Convert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus(a.(*v1beta1.TrainingJobStatus), b.(*TrainingJobStatus), scope)
-	}); err != nil {
-		return err
-	}
 	return nil
 }
 
@@ -507,6 +547,7 @@ func autoConvert_v1alpha1_AttemptStatus_To_v1beta1_AttemptStatus(in *AttemptStat
 	out.StartTime = (*v1.Time)(unsafe.Pointer(in.StartTime))
 	out.CompletionTime = (*v1.Time)(unsafe.Pointer(in.CompletionTime))
 	out.Completion = (*v1beta1.CompletionStatus)(unsafe.Pointer(in.Completion))
+	out.PodRestarts = (*v1beta1.PodRestarts)(unsafe.Pointer(in.PodRestarts))
 	return nil
 }
 
@@ -520,8 +561,13 @@ func autoConvert_v1beta1_AttemptStatus_To_v1alpha1_AttemptStatus(in *v1beta1.Att
 	out.StartTime = (*v1.Time)(unsafe.Pointer(in.StartTime))
 	out.CompletionTime = (*v1.Time)(unsafe.Pointer(in.CompletionTime))
 	out.Completion = (*CompletionStatus)(unsafe.Pointer(in.Completion))
-	// WARNING: in.PodRestarts requires manual conversion: does not exist in peer-type
+	out.PodRestarts = (*PodRestarts)(unsafe.Pointer(in.PodRestarts))
 	return nil
+}
+
+// Convert_v1beta1_AttemptStatus_To_v1alpha1_AttemptStatus is an autogenerated conversion function.
+func Convert_v1beta1_AttemptStatus_To_v1alpha1_AttemptStatus(in *v1beta1.AttemptStatus, out *AttemptStatus, s conversion.Scope) error {
+	return autoConvert_v1beta1_AttemptStatus_To_v1alpha1_AttemptStatus(in, out, s)
 }
 
 func autoConvert_v1alpha1_AutoscalerStatus_To_v1beta1_AutoscalerStatus(in *AutoscalerStatus, out *v1beta1.AutoscalerStatus, s conversion.Scope) error {
@@ -1068,6 +1114,26 @@ func Convert_v1beta1_MPIRuntime_To_v1alpha1_MPIRuntime(in *v1beta1.MPIRuntime, o
 	return autoConvert_v1beta1_MPIRuntime_To_v1alpha1_MPIRuntime(in, out, s)
 }
 
+func autoConvert_v1alpha1_MPIStatus_To_v1beta1_MPIStatus(in *MPIStatus, out *v1beta1.MPIStatus, s conversion.Scope) error {
+	out.SSHSecretName = in.SSHSecretName
+	return nil
+}
+
+// Convert_v1alpha1_MPIStatus_To_v1beta1_MPIStatus is an autogenerated conversion function.
+func Convert_v1alpha1_MPIStatus_To_v1beta1_MPIStatus(in *MPIStatus, out *v1beta1.MPIStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_MPIStatus_To_v1beta1_MPIStatus(in, out, s)
+}
+
+func autoConvert_v1beta1_MPIStatus_To_v1alpha1_MPIStatus(in *v1beta1.MPIStatus, out *MPIStatus, s conversion.Scope) error {
+	out.SSHSecretName = in.SSHSecretName
+	return nil
+}
+
+// Convert_v1beta1_MPIStatus_To_v1alpha1_MPIStatus is an autogenerated conversion function.
+func Convert_v1beta1_MPIStatus_To_v1alpha1_MPIStatus(in *v1beta1.MPIStatus, out *MPIStatus, s conversion.Scope) error {
+	return autoConvert_v1beta1_MPIStatus_To_v1alpha1_MPIStatus(in, out, s)
+}
+
 func autoConvert_v1alpha1_MetricEndpoint_To_v1beta1_MetricEndpoint(in *MetricEndpoint, out *v1beta1.MetricEndpoint, s conversion.Scope) error {
 	out.Port = in.Port
 	out.Path = in.Path
@@ -1114,6 +1180,90 @@ func autoConvert_v1beta1_PaddleRuntime_To_v1alpha1_PaddleRuntime(in *v1beta1.Pad
 	out.PeerDiscovery = PeerDiscovery(in.PeerDiscovery)
 	// WARNING: in.Launcher requires manual conversion: does not exist in peer-type
 	return nil
+}
+
+func autoConvert_v1alpha1_PodRestarts_To_v1beta1_PodRestarts(in *PodRestarts, out *v1beta1.PodRestarts, s conversion.Scope) error {
+	out.InPlace = in.InPlace
+	out.Recreated = in.Recreated
+	out.Message = in.Message
+	return nil
+}
+
+// Convert_v1alpha1_PodRestarts_To_v1beta1_PodRestarts is an autogenerated conversion function.
+func Convert_v1alpha1_PodRestarts_To_v1beta1_PodRestarts(in *PodRestarts, out *v1beta1.PodRestarts, s conversion.Scope) error {
+	return autoConvert_v1alpha1_PodRestarts_To_v1beta1_PodRestarts(in, out, s)
+}
+
+func autoConvert_v1beta1_PodRestarts_To_v1alpha1_PodRestarts(in *v1beta1.PodRestarts, out *PodRestarts, s conversion.Scope) error {
+	out.InPlace = in.InPlace
+	out.Recreated = in.Recreated
+	out.Message = in.Message
+	return nil
+}
+
+// Convert_v1beta1_PodRestarts_To_v1alpha1_PodRestarts is an autogenerated conversion function.
+func Convert_v1beta1_PodRestarts_To_v1alpha1_PodRestarts(in *v1beta1.PodRestarts, out *PodRestarts, s conversion.Scope) error {
+	return autoConvert_v1beta1_PodRestarts_To_v1alpha1_PodRestarts(in, out, s)
+}
+
+func autoConvert_v1alpha1_ProgressMetric_To_v1beta1_ProgressMetric(in *ProgressMetric, out *v1beta1.ProgressMetric, s conversion.Scope) error {
+	out.Name = in.Name
+	out.Value = in.Value
+	return nil
+}
+
+// Convert_v1alpha1_ProgressMetric_To_v1beta1_ProgressMetric is an autogenerated conversion function.
+func Convert_v1alpha1_ProgressMetric_To_v1beta1_ProgressMetric(in *ProgressMetric, out *v1beta1.ProgressMetric, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ProgressMetric_To_v1beta1_ProgressMetric(in, out, s)
+}
+
+func autoConvert_v1beta1_ProgressMetric_To_v1alpha1_ProgressMetric(in *v1beta1.ProgressMetric, out *ProgressMetric, s conversion.Scope) error {
+	out.Name = in.Name
+	out.Value = in.Value
+	return nil
+}
+
+// Convert_v1beta1_ProgressMetric_To_v1alpha1_ProgressMetric is an autogenerated conversion function.
+func Convert_v1beta1_ProgressMetric_To_v1alpha1_ProgressMetric(in *v1beta1.ProgressMetric, out *ProgressMetric, s conversion.Scope) error {
+	return autoConvert_v1beta1_ProgressMetric_To_v1alpha1_ProgressMetric(in, out, s)
+}
+
+func autoConvert_v1alpha1_ProgressStatus_To_v1beta1_ProgressStatus(in *ProgressStatus, out *v1beta1.ProgressStatus, s conversion.Scope) error {
+	out.Step = (*int64)(unsafe.Pointer(in.Step))
+	out.TotalSteps = (*int64)(unsafe.Pointer(in.TotalSteps))
+	out.Epoch = (*int64)(unsafe.Pointer(in.Epoch))
+	out.TotalEpochs = (*int64)(unsafe.Pointer(in.TotalEpochs))
+	out.Percent = (*int32)(unsafe.Pointer(in.Percent))
+	out.SamplesPerSecond = in.SamplesPerSecond
+	out.EstimatedCompletionTime = (*v1.Time)(unsafe.Pointer(in.EstimatedCompletionTime))
+	out.LastProgressTime = (*v1.Time)(unsafe.Pointer(in.LastProgressTime))
+	out.Reporter = in.Reporter
+	out.Metrics = *(*[]v1beta1.ProgressMetric)(unsafe.Pointer(&in.Metrics))
+	return nil
+}
+
+// Convert_v1alpha1_ProgressStatus_To_v1beta1_ProgressStatus is an autogenerated conversion function.
+func Convert_v1alpha1_ProgressStatus_To_v1beta1_ProgressStatus(in *ProgressStatus, out *v1beta1.ProgressStatus, s conversion.Scope) error {
+	return autoConvert_v1alpha1_ProgressStatus_To_v1beta1_ProgressStatus(in, out, s)
+}
+
+func autoConvert_v1beta1_ProgressStatus_To_v1alpha1_ProgressStatus(in *v1beta1.ProgressStatus, out *ProgressStatus, s conversion.Scope) error {
+	out.Step = (*int64)(unsafe.Pointer(in.Step))
+	out.TotalSteps = (*int64)(unsafe.Pointer(in.TotalSteps))
+	out.Epoch = (*int64)(unsafe.Pointer(in.Epoch))
+	out.TotalEpochs = (*int64)(unsafe.Pointer(in.TotalEpochs))
+	out.Percent = (*int32)(unsafe.Pointer(in.Percent))
+	out.SamplesPerSecond = in.SamplesPerSecond
+	out.EstimatedCompletionTime = (*v1.Time)(unsafe.Pointer(in.EstimatedCompletionTime))
+	out.LastProgressTime = (*v1.Time)(unsafe.Pointer(in.LastProgressTime))
+	out.Reporter = in.Reporter
+	out.Metrics = *(*[]ProgressMetric)(unsafe.Pointer(&in.Metrics))
+	return nil
+}
+
+// Convert_v1beta1_ProgressStatus_To_v1alpha1_ProgressStatus is an autogenerated conversion function.
+func Convert_v1beta1_ProgressStatus_To_v1alpha1_ProgressStatus(in *v1beta1.ProgressStatus, out *ProgressStatus, s conversion.Scope) error {
+	return autoConvert_v1beta1_ProgressStatus_To_v1alpha1_ProgressStatus(in, out, s)
 }
 
 func autoConvert_v1alpha1_PyTorchRuntime_To_v1beta1_PyTorchRuntime(in *PyTorchRuntime, out *v1beta1.PyTorchRuntime, s conversion.Scope) error {
@@ -1515,6 +1665,7 @@ func autoConvert_v1alpha1_TaskStatus_To_v1beta1_TaskStatus(in *TaskStatus, out *
 	out.Attempts = in.Attempts
 	out.Restarts = in.Restarts
 	out.AccountableRestarts = in.AccountableRestarts
+	out.NodeRestarts = in.NodeRestarts
 	out.DeletionPending = in.DeletionPending
 	out.LastExit = (*v1beta1.ExitStatus)(unsafe.Pointer(in.LastExit))
 	return nil
@@ -1534,6 +1685,7 @@ func autoConvert_v1beta1_TaskStatus_To_v1alpha1_TaskStatus(in *v1beta1.TaskStatu
 	out.Attempts = in.Attempts
 	out.Restarts = in.Restarts
 	out.AccountableRestarts = in.AccountableRestarts
+	out.NodeRestarts = in.NodeRestarts
 	out.DeletionPending = in.DeletionPending
 	out.LastExit = (*ExitStatus)(unsafe.Pointer(in.LastExit))
 	return nil
@@ -1864,17 +2016,7 @@ func autoConvert_v1alpha1_TrainingJobStatus_To_v1beta1_TrainingJobStatus(in *Tra
 	}
 	out.RestartRequest = in.RestartRequest
 	out.NextAttemptTime = (*v1.Time)(unsafe.Pointer(in.NextAttemptTime))
-	if in.Attempts != nil {
-		in, out := &in.Attempts, &out.Attempts
-		*out = make([]v1beta1.AttemptStatus, len(*in))
-		for i := range *in {
-			if err := Convert_v1alpha1_AttemptStatus_To_v1beta1_AttemptStatus(&(*in)[i], &(*out)[i], s); err != nil {
-				return err
-			}
-		}
-	} else {
-		out.Attempts = nil
-	}
+	out.Attempts = *(*[]v1beta1.AttemptStatus)(unsafe.Pointer(&in.Attempts))
 	out.Roles = *(*[]v1beta1.RoleStatus)(unsafe.Pointer(&in.Roles))
 	out.Autoscaler = (*v1beta1.AutoscalerStatus)(unsafe.Pointer(in.Autoscaler))
 	out.Elastic = (*v1beta1.ElasticStatus)(unsafe.Pointer(in.Elastic))
@@ -1889,6 +2031,10 @@ func autoConvert_v1alpha1_TrainingJobStatus_To_v1beta1_TrainingJobStatus(in *Tra
 	}
 	out.Completion = (*v1beta1.CompletionStatus)(unsafe.Pointer(in.Completion))
 	if err := Convert_v1alpha1_TensorBoardStatus_To_v1beta1_TensorBoardStatus(&in.TensorBoard, &out.TensorBoard, s); err != nil {
+		return err
+	}
+	out.Progress = (*v1beta1.ProgressStatus)(unsafe.Pointer(in.Progress))
+	if err := Convert_v1alpha1_MPIStatus_To_v1beta1_MPIStatus(&in.MPI, &out.MPI, s); err != nil {
 		return err
 	}
 	return nil
@@ -1917,17 +2063,7 @@ func autoConvert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus(in *v1b
 	}
 	out.RestartRequest = in.RestartRequest
 	out.NextAttemptTime = (*v1.Time)(unsafe.Pointer(in.NextAttemptTime))
-	if in.Attempts != nil {
-		in, out := &in.Attempts, &out.Attempts
-		*out = make([]AttemptStatus, len(*in))
-		for i := range *in {
-			if err := Convert_v1beta1_AttemptStatus_To_v1alpha1_AttemptStatus(&(*in)[i], &(*out)[i], s); err != nil {
-				return err
-			}
-		}
-	} else {
-		out.Attempts = nil
-	}
+	out.Attempts = *(*[]AttemptStatus)(unsafe.Pointer(&in.Attempts))
 	out.Roles = *(*[]RoleStatus)(unsafe.Pointer(&in.Roles))
 	out.Autoscaler = (*AutoscalerStatus)(unsafe.Pointer(in.Autoscaler))
 	out.Elastic = (*ElasticStatus)(unsafe.Pointer(in.Elastic))
@@ -1944,7 +2080,14 @@ func autoConvert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus(in *v1b
 	if err := Convert_v1beta1_TensorBoardStatus_To_v1alpha1_TensorBoardStatus(&in.TensorBoard, &out.TensorBoard, s); err != nil {
 		return err
 	}
-	// WARNING: in.Progress requires manual conversion: does not exist in peer-type
-	// WARNING: in.MPI requires manual conversion: does not exist in peer-type
+	out.Progress = (*ProgressStatus)(unsafe.Pointer(in.Progress))
+	if err := Convert_v1beta1_MPIStatus_To_v1alpha1_MPIStatus(&in.MPI, &out.MPI, s); err != nil {
+		return err
+	}
 	return nil
+}
+
+// Convert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus is an autogenerated conversion function.
+func Convert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus(in *v1beta1.TrainingJobStatus, out *TrainingJobStatus, s conversion.Scope) error {
+	return autoConvert_v1beta1_TrainingJobStatus_To_v1alpha1_TrainingJobStatus(in, out, s)
 }

@@ -288,6 +288,14 @@ type TaskStatus struct {
 	// spec.failurePolicy.backoffLimitPerTask.
 	// +optional
 	AccountableRestarts int32 `json:"accountableRestarts,omitempty"`
+	// nodeRestarts is how many restarts of its pod's training containers
+	// that their node made alone are charged: a pod that restarts in place
+	// has the node restart a failed training container at once, with or
+	// without the operator, and the operator charges each such restart it
+	// finds, once (see docs/failures.md).
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	NodeRestarts int32 `json:"nodeRestarts,omitempty"`
 	// deletionPending marks a task removed by a scale-down: it no longer
 	// counts for completion and is never reused; it leaves status once its
 	// pod is gone and every task after it has left too.
