@@ -19,7 +19,11 @@ func TestCapabilities(t *testing.T) {
 		all      bool
 		has, not []int
 	}{
-		"the runtime default":  {c: ctr(nil), has: []int{unix.CAP_CHOWN, unix.CAP_SETUID, unix.CAP_KILL}, not: []int{unix.CAP_SYS_ADMIN, unix.CAP_SYS_PTRACE, unix.CAP_NET_ADMIN}},
+		"the runtime default": {c: ctr(nil), has: []int{unix.CAP_CHOWN, unix.CAP_SETUID, unix.CAP_KILL}, not: []int{unix.CAP_SYS_ADMIN, unix.CAP_SYS_PTRACE, unix.CAP_NET_ADMIN}},
+		// No device cgroup bounds what a process node's pod opens: a
+		// device node it made would be the host's device.
+		"no mknod by default":  {c: ctr(nil), not: []int{unix.CAP_MKNOD}},
+		"mknod when added":     {c: ctr(caps([]corev1.Capability{"MKNOD"}, nil)), has: []int{unix.CAP_MKNOD, unix.CAP_CHOWN}},
 		"privileged keeps all": {c: ctr(&corev1.SecurityContext{Privileged: new(true)}), all: true},
 		"added, CAP_ prefix or not": {c: ctr(caps([]corev1.Capability{"SYS_PTRACE", "CAP_NET_ADMIN"}, nil)),
 			has: []int{unix.CAP_SYS_PTRACE, unix.CAP_NET_ADMIN, unix.CAP_CHOWN}},

@@ -55,20 +55,34 @@ func (m *fsMaker) bind(mt Mount) error {
 	if !mt.ReadOnly {
 		return nil
 	}
-	// A read-only bind needs a remount; keep the flags the source already had.
+	// A read-only bind needs a remount.
+	return remount(mt.Target, unix.MS_RDONLY)
+}
+
+// remount adds flags to the mount at target, keeping the flags it had.
+func remount(target string, flags uintptr) error {
 	var sfs unix.Statfs_t
-	flags := uintptr(unix.MS_BIND | unix.MS_REMOUNT | unix.MS_RDONLY)
-	if unix.Statfs(mt.Target, &sfs) == nil {
-		for _, f := range []struct{ st, ms int }{
-			{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
-			{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
-		} {
-			if int(sfs.Flags)&f.st != 0 {
-				flags |= uintptr(f.ms)
-			}
+	var had int64
+	if unix.Statfs(target, &sfs) == nil {
+		had = sfs.Flags
+	}
+	return unix.Mount("", target, "", remountFlags(had, flags), "")
+}
+
+// remountFlags are the flags of a bind remount that adds flags to a mount
+// whose statfs flags are had. Such a remount sets every flag of the mount
+// to what it is given, so the ones it had are given again.
+func remountFlags(had int64, flags uintptr) uintptr {
+	flags |= unix.MS_BIND | unix.MS_REMOUNT
+	for _, f := range []struct{ st, ms int }{
+		{unix.ST_NOSUID, unix.MS_NOSUID}, {unix.ST_NODEV, unix.MS_NODEV}, {unix.ST_NOEXEC, unix.MS_NOEXEC},
+		{unix.ST_NOATIME, unix.MS_NOATIME}, {unix.ST_NODIRATIME, unix.MS_NODIRATIME}, {unix.ST_RELATIME, unix.MS_RELATIME},
+	} {
+		if had&int64(f.st) != 0 {
+			flags |= uintptr(f.ms)
 		}
 	}
-	return unix.Mount("", mt.Target, "", flags, "")
+	return flags
 }
 
 // ensure makes path exist as a directory (dir) or a file.
@@ -128,6 +142,11 @@ func kind(isDir bool) string {
 	return "file"
 }
 
+// shadowFlags are the mount flags of a shadow tmpfs: writable by the
+// container, so nodev as its root is (rootFlags). The entries it mirrors
+// are mounts of their own, with their own flags.
+const shadowFlags = unix.MS_NODEV
+
 // shadow replaces dir, in this mount namespace only, with a writable tmpfs
 // that shows the same entries.
 func (m *fsMaker) shadow(dir string) error {
@@ -143,7 +162,7 @@ func (m *fsMaker) shadow(dir string) error {
 	if err := os.MkdirAll(s, 0o755); err != nil {
 		return err
 	}
-	if err := unix.Mount("tmpfs", s, "tmpfs", 0, "mode=0755"); err != nil {
+	if err := unix.Mount("tmpfs", s, "tmpfs", shadowFlags, "mode=0755"); err != nil {
 		return err
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
@@ -183,7 +202,7 @@ func (m *fsMaker) shadowInPlace(dir string) error {
 	if err != nil {
 		return err
 	}
-	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "mode=0755"); err != nil {
+	if err := unix.Mount("tmpfs", dir, "tmpfs", shadowFlags, "mode=0755"); err != nil {
 		return err
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {

@@ -44,6 +44,13 @@ func enterImageRoot(s *Spec) (*fsMaker, error) {
 	if err := bindAll(fm, mounts); err != nil {
 		return nil, err
 	}
+	// The private /tmp is the other file system the container may write
+	// on that is the node's and not a volume of its own choosing.
+	if s.TmpDir != "" {
+		if err := remount("/tmp", unix.MS_NODEV); err != nil {
+			return nil, fail(ExitSetupFailed, "making /tmp nodev: %v", err)
+		}
+	}
 	return fm, nil
 }
 
@@ -87,8 +94,26 @@ func mountOverlay(s *Spec, root string) error {
 		}
 		fds = append(fds, p)
 	}
-	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", fds[0], fds[1], fds[2])
-	return unix.Mount("overlay", root, "overlay", 0, opts)
+	flags, opts := overlayMount(fds[0], fds[1], fds[2])
+	return unix.Mount("overlay", root, "overlay", flags, opts)
+}
+
+// rootFlags are the mount flags of a container's root: nodev, so that no
+// device node on it opens a device, neither one the image's layers carry
+// (the unpacked cache keeps them) nor one the container makes. A runtime's
+// device cgroup would refuse them; no such cgroup bounds a pod here, so the
+// node would be the host's device. The container's devices are those of its
+// own /dev (mountDev).
+const rootFlags = unix.MS_NODEV
+
+// readOnlyRootFlags are what makeRootReadOnly gives the root. The remount
+// sets every flag of the mount: nodev is restated, whatever statfs says.
+const readOnlyRootFlags = unix.MS_RDONLY | rootFlags
+
+// overlayMount is the flags and the options of the overlay of lower under
+// upper, with work as its work directory.
+func overlayMount(lower, upper, work string) (uintptr, string) {
+	return rootFlags, fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s", lower, upper, work)
 }
 
 // pivotInto makes root this mount namespace's "/" and detaches the host's
@@ -183,5 +208,5 @@ func mountDev(fm *fsMaker) error {
 // makeRootReadOnly remounts "/" read-only (readOnlyRootFilesystem); the
 // mounts on it keep their own flags.
 func makeRootReadOnly() error {
-	return unix.Mount("", "/", "", unix.MS_BIND|unix.MS_REMOUNT|unix.MS_RDONLY, "")
+	return remount("/", readOnlyRootFlags)
 }
