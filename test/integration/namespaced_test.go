@@ -153,6 +153,25 @@ func TestNamespacedOperatorNeedsOnlyTheChartsRoles(t *testing.T) {
 	unwatched.g.Expect(asOperator.Patch(unwatched.ctx(), changed, client.MergeFrom(&pod))).
 		To(gomega.MatchError(gomega.ContainSubstring("only removes its own finalizer")))
 
+	// Outside the namespaces it watches, the release is all it may do:
+	// not a label, an annotation or an owner of anyone's pod.
+	other := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "someone-elses", Namespace: unwatched.ns,
+		Finalizers: []string{musterv1.FinalizerTracking}},
+		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "example.com/app:1"}}}}
+	unwatched.g.Expect(k8s.Create(unwatched.ctx(), other)).To(gomega.Succeed())
+	for what, edit := range map[string]func(*corev1.Pod){
+		"label":      func(p *corev1.Pod) { p.Labels = map[string]string{"team": "a"} },
+		"annotation": func(p *corev1.Pod) { p.Annotations = map[string]string{"example.com/x": "y"} },
+	} {
+		changed := other.DeepCopy()
+		edit(changed)
+		unwatched.g.Expect(asOperator.Patch(unwatched.ctx(), changed, client.MergeFrom(other))).
+			To(gomega.MatchError(gomega.ContainSubstring("only removes its")), what)
+	}
+	released := other.DeepCopy()
+	released.Finalizers = nil
+	unwatched.g.Expect(asOperator.Patch(unwatched.ctx(), released, client.MergeFrom(other))).To(gomega.Succeed())
+
 	// A watched namespace is deleted, and the operator's Roles there go
 	// before the pods it holds: the namespace controller deletes in no set
 	// order, so the test deletes the RoleBindings first. The pods' tracking

@@ -67,6 +67,16 @@ func TestAPodsMusterLabelsAreKept(t *testing.T) {
 	e.g.Eventually(func() error { return relabel(current, client.DryRunAll) }, timeout, interval).Should(
 		gomega.MatchError(gomega.ContainSubstring("cannot be changed")))
 	e.g.Expect(relabel(current)).To(gomega.MatchError(gomega.ContainSubstring("cannot be changed")))
+	// Nor is the annotation through which the operator asks a pod to
+	// restart in place, which would make its task read "not made to" or
+	// "restarting" for ever.
+	reannotate := client.MergeFrom(current.DeepCopy())
+	asked := current.DeepCopy()
+	if asked.Annotations == nil {
+		asked.Annotations = map[string]string{}
+	}
+	asked.Annotations[musterv1.AnnotationInPlaceRestarts] = "5"
+	e.g.Expect(k8s.Patch(e.ctx(), asked, reannotate)).To(gomega.MatchError(gomega.ContainSubstring("in-place-restarts annotation")))
 	// Other labels are the user's to change.
 	patch := client.MergeFrom(current.DeepCopy())
 	current.Labels["team"] = "vision"
