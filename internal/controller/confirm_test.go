@@ -314,3 +314,15 @@ func TestAnInPlaceRestartNeedsAConfirmedCache(t *testing.T) {
 		t.Error("a plan that changes nothing needs no confirming")
 	}
 }
+
+// A restart in place asked from a job a write behind would move pods back
+// to the attempt before, with no status write to catch the stale view:
+// like a create or a delete, it is taken only from the newest job.
+func TestARestartInPlaceNeedsTheNewestJob(t *testing.T) {
+	if !needsFreshJob(plan.Result{RestartPods: []plan.PodRestart{{Name: "j-w-0", UID: "u", Attempt: 1}}}) {
+		t.Fatal("a plan that restarts pods in place must be checked against the newest job")
+	}
+	if needsFreshJob(plan.Result{}) {
+		t.Fatal("a plan that acts on no pod needs no check")
+	}
+}

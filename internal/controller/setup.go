@@ -210,18 +210,21 @@ func plannedConditions(all []corev1.PodCondition) []corev1.PodCondition {
 
 // containerEnds are the containers that have ended, with their name and
 // end only: planning reads how a container ended, never how it runs. Of a
-// pod that restarts in place it also keeps the restart watcher's restart
-// count and start, and each container's last end: how its node restarted
-// it, and a failure its restart rule restarted alone
-// (observe.InPlaceFailure).
+// pod that restarts in place it also keeps the restart watcher's start,
+// and each container's restart count and last end: how its node restarted
+// it, and the failures its restart rule restarted alone
+// (observe.InPlaceFailure, observe.NodeRestarts).
 func containerEnds(all []corev1.ContainerStatus, inPlace bool) []corev1.ContainerStatus {
 	var out []corev1.ContainerStatus
 	for _, c := range all {
 		kept := corev1.ContainerStatus{Name: intern(c.Name), State: corev1.ContainerState{Terminated: c.State.Terminated}}
 		if inPlace {
+			// The restart counts tell the restarts a container made alone
+			// (observe.NodeRestarts).
 			kept.LastTerminationState.Terminated = c.LastTerminationState.Terminated
+			kept.RestartCount = c.RestartCount
 			if c.Name == objects.RestartWatcherName {
-				kept.RestartCount, kept.State.Running = c.RestartCount, c.State.Running
+				kept.State.Running = c.State.Running
 			}
 		}
 		if kept.State.Terminated != nil || kept.LastTerminationState.Terminated != nil || (inPlace && c.Name == objects.RestartWatcherName) {

@@ -266,11 +266,13 @@ func requeueFor(res *plan.Result, nextRead time.Duration, q *queued) {
 }
 
 // needsFreshJob is whether a plan's actions must not be taken from a job
-// older than the newest (see fresh): it creates or deletes pods, or makes
-// an MPI job's SSH Secret, which, planned from a job the cache shows from
-// before the write that named its Secret, would be a second.
+// older than the newest (see fresh): it creates, deletes or restarts pods
+// in place, or makes an MPI job's SSH Secret, which, planned from a job
+// the cache shows from before the write that named its Secret, would be a
+// second. A restart in place planned from a job a write behind would move
+// pods back to the attempt before, and restart them once more, uncounted.
 func needsFreshJob(res plan.Result) bool {
-	return len(res.CreatePods) > 0 || len(res.DeletePods) > 0 || res.CreateSSHSecret != nil
+	return len(res.CreatePods) > 0 || len(res.DeletePods) > 0 || len(res.RestartPods) > 0 || res.CreateSSHSecret != nil
 }
 
 // observe lists the job's pods and looks up its Service, from the cache.

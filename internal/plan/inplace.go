@@ -51,15 +51,23 @@ type PodRestart struct {
 }
 
 // restartInPlace asks pod to restart in place into the given instance,
-// once per plan.
+// once per plan: a later decision of the same plan (a job restart after a
+// task's) replaces an earlier ask, so the pod moves to where the plan
+// leaves its job, never to an attempt the plan itself ended. A pod the
+// plan deletes is not asked.
 func (r *Result) restartInPlace(pod *corev1.Pod, attempt, taskAttempt int32, reason string) {
-	for _, p := range r.RestartPods {
+	if r.deletes(pod.UID) {
+		return
+	}
+	ask := PodRestart{Name: pod.Name, UID: pod.UID, Attempt: attempt,
+		TaskAttempt: taskAttempt, Restarts: observe.NextInPlaceRestart(pod), Reason: reason}
+	for i, p := range r.RestartPods {
 		if p.UID == pod.UID {
+			r.RestartPods[i] = ask
 			return
 		}
 	}
-	r.RestartPods = append(r.RestartPods, PodRestart{Name: pod.Name, UID: pod.UID, Attempt: attempt,
-		TaskAttempt: taskAttempt, Restarts: observe.NextInPlaceRestart(pod), Reason: reason})
+	r.RestartPods = append(r.RestartPods, ask)
 }
 
 // inPlaceFor is whether the pods of role are made to, and do, restart in

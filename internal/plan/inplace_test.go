@@ -303,3 +303,212 @@ func podsCopy(pods map[string]*corev1.Pod) map[string]*corev1.Pod {
 	}
 	return out
 }
+
+// succeededInPlace makes pod show it ran what it was last asked and its
+// every training container then exited 0: the pod has Succeeded, its
+// watcher stopped with it, as a node reports it.
+func (w *world) succeededInPlace(name string) {
+	pod := w.pods[name]
+	kubelet.RestartedAsAsked(pod, w.now)
+	w.now = w.now.Add(5 * time.Second)
+	kubelet.Succeeded(pod, w.now)
+}
+
+// A gang restarted in place whose pods are first seen again once they have
+// run the new attempt to its end: the job ends Succeeded, with the one
+// restart it made, whichever plans saw nothing in between.
+func TestAGangRestartedInPlaceFirstSeenSucceededEnds(t *testing.T) {
+	w := inPlaceWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("m", 1).RestartPolicy(musterv1.RestartPolicyOnFailure).RestartScope(musterv1.RestartScopeJob).
+		Role("w", 3).RestartPolicy(musterv1.RestartPolicyOnFailure).RestartScope(musterv1.RestartScopeJob).BackoffLimit(3).WithDefaults().Obj())
+	w.trainingFails("j-w-1", 1)
+	w.trainingFails("j-m-0", 1)
+	if res := w.step(); len(res.RestartPods) != 4 {
+		t.Fatalf("want every pod restarted in place, got %+v", res.RestartPods)
+	}
+	for name := range w.pods {
+		w.succeededInPlace(name)
+	}
+	for range 3 {
+		w.step()
+	}
+	st := w.job.Status
+	if st.Phase != musterv1.PhaseSucceeded || st.Restarts.Total != 1 || st.Attempt != 1 {
+		t.Fatalf("phase %s, restarts %+v, attempt %d, roles %+v", st.Phase, st.Restarts, st.Attempt, st.Roles)
+	}
+}
+
+// The node restarts a failed training container alone, at once and after
+// each back-off, whether the operator looks or not, and the pod keeps only
+// the last exit: every such restart is charged, once, however few of them
+// a plan saw.
+func TestEveryRestartTheNodeMadeAloneIsChargedOnce(t *testing.T) {
+	job := func(backoffLimit int32) *musterv1.TrainingJob {
+		return testutil.MakeJob("j", "ns").UID("j").Role("w", 2).RestartPolicy(musterv1.RestartPolicyOnFailure).
+			RestartScope(musterv1.RestartScopeTask).BackoffLimit(backoffLimit).WithDefaults().Obj()
+	}
+	t.Run("three failures between two looks use up a budget of one", func(t *testing.T) {
+		w := inPlaceWorld(t, job(1))
+		for range 3 {
+			w.trainingFails("j-w-1", 1)
+		}
+		for range 3 {
+			w.step()
+		}
+		if st := w.job.Status; st.Phase != musterv1.PhaseFailed || st.Restarts.Accountable < 2 {
+			t.Fatalf("phase %s, restarts %+v: three failures with backoffLimit 1 must fail the job", st.Phase, st.Restarts)
+		}
+	})
+	t.Run("two failures then a success are two restarts", func(t *testing.T) {
+		w := inPlaceWorld(t, job(5))
+		w.trainingFails("j-w-1", 1)
+		w.trainingFails("j-w-1", 1)
+		for name := range w.pods {
+			w.now = w.now.Add(time.Second)
+			kubelet.Succeeded(w.pods[name], w.now)
+		}
+		for range 3 {
+			w.step()
+		}
+		if st := w.job.Status; st.Phase != musterv1.PhaseSucceeded || st.Restarts != (musterv1.RestartCounts{Total: 2, Accountable: 2}) {
+			t.Fatalf("phase %s, restarts %+v: want Succeeded with the two restarts counted", st.Phase, st.Restarts)
+		}
+	})
+	t.Run("each failure seen at once is charged once", func(t *testing.T) {
+		w := inPlaceWorld(t, job(5))
+		for i := range 3 {
+			w.trainingFails("j-w-1", 1)
+			w.step()
+			w.step()
+			w.kubeletRuns("j-w-1")
+			w.step()
+			w.step()
+			if got := w.job.Status.Restarts.Total; got != int32(i+1) {
+				t.Fatalf("after failure %d: restarts %+v", i+1, w.job.Status.Restarts)
+			}
+		}
+		// Two more, the second before the operator looks again.
+		w.trainingFails("j-w-1", 1)
+		w.trainingFails("j-w-1", 1)
+		w.step()
+		w.kubeletRuns("j-w-1")
+		w.step()
+		if got := w.job.Status.Restarts.Total; got != 5 {
+			t.Fatalf("restarts %+v, want 5", w.job.Status.Restarts)
+		}
+	})
+}
+
+// One plan that restarts a task in place and then, for another task's
+// failure, the whole job asks each pod once, into the attempt it starts:
+// none is left in the attempt the plan ended, none both deleted and asked.
+func TestALaterDecisionOfOnePlanReplacesAnEarlierAsk(t *testing.T) {
+	w := inPlaceWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 3).RestartPolicy(musterv1.RestartPolicyOnFailure).
+		RestartScope(musterv1.RestartScopeTask).BackoffLimit(5).
+		Rule(musterv1.FailureRule{OnExitCodes: musterv1.ExitCodeMatch{Operator: musterv1.ExitCodeIn, Values: []int32{7}}, Action: musterv1.ActionRestartJob}).
+		WithDefaults().Obj())
+	w.trainingFails("j-w-0", 1) // the task alone
+	w.trainingFails("j-w-1", 7) // the whole job
+	res := w.plan()
+	if res.Status.Attempt != 1 {
+		t.Fatalf("attempt %d, want the job restarted", res.Status.Attempt)
+	}
+	if len(res.RestartPods) != 3 {
+		t.Fatalf("want each pod asked once, got %+v", res.RestartPods)
+	}
+	for _, r := range res.RestartPods {
+		if r.Attempt != 1 {
+			t.Errorf("%s asked into attempt %d, want 1", r.Name, r.Attempt)
+		}
+	}
+	for _, d := range res.DeletePods {
+		for _, r := range res.RestartPods {
+			if d.UID == r.UID {
+				t.Errorf("%s both deleted and restarted in place", d.Name)
+			}
+		}
+	}
+}
+
+// A plan made from a job its cache shows a write behind (two attempts
+// decided in a row) sees pods of a newer attempt than the job's: it asks
+// none of them back into the attempt before.
+func TestAPlanFromAStaleJobAsksNoPodBackIntoAnEarlierAttempt(t *testing.T) {
+	w := inPlaceWorld(t, testutil.MakeJob("j", "ns").UID("j").Role("w", 3).RestartPolicy(musterv1.RestartPolicyOnFailure).
+		RestartScope(musterv1.RestartScopeJob).BackoffLimit(5).WithDefaults().Obj())
+	w.trainingFails("j-w-1", 1)
+	w.step()
+	for name := range w.pods {
+		w.kubeletRuns(name)
+	}
+	w.step()
+	stale := w.job.DeepCopy()
+	w.trainingFails("j-w-2", 1)
+	w.step()
+	if w.job.Status.Attempt != 2 || w.pods["j-w-0"].Labels[musterv1.LabelJobAttempt] != "2" {
+		t.Fatalf("attempt %d, labels %v: want the pods asked into attempt 2", w.job.Status.Attempt, w.pods["j-w-0"].Labels)
+	}
+	now := w.job
+	w.job = stale
+	res := w.plan()
+	w.job = now
+	for _, r := range res.RestartPods {
+		if r.Attempt < 2 {
+			t.Errorf("%s asked back into attempt %d", r.Name, r.Attempt)
+		}
+	}
+}
+
+// Where Muster's admission policy is missing, a pod's in-place state can
+// be edited away: its annotation removed or garbled, or raised past what
+// the operator asked. Such a pod is re-created with a warning, uncharged,
+// rather than read for ever as not made to restart in place, or as
+// restarting.
+func TestAPodWhoseInPlaceStateWasEditedIsRecreated(t *testing.T) {
+	job := func() *musterv1.TrainingJob {
+		return testutil.MakeJob("j", "ns").UID("j").Role("w", 2).RestartPolicy(musterv1.RestartPolicyOnFailure).
+			RestartScope(musterv1.RestartScopeTask).BackoffLimit(5).WithDefaults().Obj()
+	}
+	recreated := func(t *testing.T, w *world, want string) {
+		t.Helper()
+		uid := w.pods["j-w-1"].UID
+		var res Result
+		for range 3 {
+			res = w.step()
+			if len(res.DeletePods) > 0 {
+				break
+			}
+		}
+		if len(res.DeletePods) != 1 || res.DeletePods[0].UID != uid {
+			t.Fatalf("want j-w-1 deleted, got %+v", res.DeletePods)
+		}
+		found := false
+		for _, e := range res.Events {
+			found = found || (e.Warning && strings.Contains(e.Message, want))
+		}
+		if !found {
+			t.Errorf("want a warning saying %q, got %+v", want, res.Events)
+		}
+		if w.job.Status.Restarts.Total != 0 {
+			t.Errorf("restarts %+v: the job did not fail", w.job.Status.Restarts)
+		}
+	}
+	for name, edit := range map[string]func(*corev1.Pod){
+		"removed": func(p *corev1.Pod) { delete(p.Annotations, musterv1.AnnotationInPlaceRestarts) },
+		"garbled": func(p *corev1.Pod) { p.Annotations[musterv1.AnnotationInPlaceRestarts] = "x" },
+	} {
+		t.Run(name, func(t *testing.T) {
+			w := inPlaceWorld(t, job())
+			edit(w.pods["j-w-1"])
+			recreated(t, w, "annotation was changed")
+		})
+	}
+	t.Run("raised", func(t *testing.T) {
+		w := inPlaceWorld(t, job())
+		w.pods["j-w-1"].Annotations[musterv1.AnnotationInPlaceRestarts] = "4"
+		if res := w.step(); len(res.DeletePods) != 0 {
+			t.Fatalf("a restart just asked is waited for, got deletes %+v", res.DeletePods)
+		}
+		w.now = w.now.Add(inPlaceRestartDeadline + time.Second)
+		recreated(t, w, "has not begun within")
+	})
+}

@@ -300,8 +300,12 @@ func removeStrays(c *planContext, st *musterv1.TrainingJobStatus, out *Result) {
 
 // earlierAttemptsTask is the current attempt's task that pod, a stray,
 // ran in an earlier attempt, if its role and index are still the job's.
+// Earlier is a lower attempt label, never just another: a plan made from
+// a job its cache shows a write behind sees the pods of a newer attempt,
+// and must not ask them back into the one before.
 func earlierAttemptsTask(c *planContext, st *musterv1.TrainingJobStatus, pod *corev1.Pod) *musterv1.TaskStatus {
-	if pod.Labels[musterv1.LabelComponent] != "" || pod.Labels[musterv1.LabelJobAttempt] == strconv.Itoa(int(st.Attempt)) {
+	attempt, err := strconv.Atoi(pod.Labels[musterv1.LabelJobAttempt])
+	if pod.Labels[musterv1.LabelComponent] != "" || err != nil || int64(attempt) >= int64(st.Attempt) {
 		return nil
 	}
 	role := topology.Find(c.job, pod.Labels[musterv1.LabelRole])

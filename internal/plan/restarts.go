@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
@@ -43,6 +45,46 @@ func (a *applier) restartTask(role *musterv1.Role, ts *musterv1.TaskStatus, pod 
 	} else {
 		a.createPod(role, ts)
 	}
+}
+
+// chargeNodeRestarts charges, at an end of a task's pod, the restarts its
+// node made alone of the pod's training containers that no plan has
+// charged (observe.NodeRestarts against the task's nodeRestarts): a
+// container's restart rule restarts it at once on an exit that is not
+// final, and again after each back-off, with or without the operator, and
+// the pod keeps only the last exit. Each is a restart of the task, charged
+// as the operator's own are, once: the task keeps the count charged. The
+// end itself, when it is one of them (a failure restarted alone:
+// observe.InPlaceFailure), is left to the decision on it, which charges
+// it as any end; whatever that decision does then meets a budget these
+// have already drawn on. The exits before the last are gone, so they are
+// taken to be of the last one's kind: accountable unless that one is not.
+func (a *applier) chargeNodeRestarts(ts *musterv1.TaskStatus, s taskStep) {
+	if s.pod == nil {
+		return
+	}
+	n, known := observe.NodeRestarts(s.pod)
+	if !known {
+		return
+	}
+	failedInPlace := observe.InPlaceFailure(s.pod) != nil
+	extra := n - ts.NodeRestarts
+	if failedInPlace {
+		extra--
+	}
+	ts.NodeRestarts = n
+	if extra <= 0 {
+		return
+	}
+	accountable := !failedInPlace || s.decision.Accountable
+	ts.Restarts += extra
+	a.st.Restarts.Total += extra
+	if accountable {
+		ts.AccountableRestarts += extra
+		a.st.Restarts.Accountable += extra
+	}
+	a.out.event(false, musterv1.EventReasonTaskRestarting, fmt.Sprintf(
+		"%s: its node restarted a failed training container alone %d more times than the operator saw; each is charged as a restart", ts.Pod, extra))
 }
 
 // replaceEnded deletes the ended instance of a task being restarted and,

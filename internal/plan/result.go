@@ -26,8 +26,10 @@ func (r *Result) RequeueWithin(d time.Duration) {
 	}
 }
 
-// deletePod asks for a pod instance to be deleted, once.
+// deletePod asks for a pod instance to be deleted, once, instead of any
+// restart in place the plan asked of it: the pod cannot be both.
 func (r *Result) deletePod(pod *corev1.Pod, reason string) {
+	r.RestartPods = slices.DeleteFunc(r.RestartPods, func(p PodRestart) bool { return p.UID == pod.UID })
 	if pod.DeletionTimestamp != nil || r.deletes(pod.UID) {
 		return
 	}

@@ -99,6 +99,15 @@ func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep
 		ts.State = musterv1.TaskRestarting
 	case stepStopRerun:
 		a.out.deletePod(s.pod, "failed for good")
+	case stepReplaceUnreadable:
+		// Deleted, uncharged: its next pod is made as for any pod lost
+		// through no fault of the job's.
+		why := "its muster.dev/in-place-restarts annotation was changed, so its restarts can no longer be asked or counted"
+		if !observe.InPlaceUnreadable(s.pod) {
+			why = "the restart in place it was asked has not begun within " + inPlaceRestartDeadline.String()
+		}
+		a.out.event(true, musterv1.EventReasonTaskRestarting, "re-creating "+ts.Pod+": "+why)
+		a.out.deletePod(s.pod, "cannot restart in place")
 	case stepRunning:
 		ts.State = musterv1.TaskRunning
 		ts.Attempts = max(ts.Attempts, observe.TaskAttempt(s.pod))
@@ -116,6 +125,7 @@ func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep
 		exit := s.end.Exit
 		ts.LastExit = &exit
 		a.out.Ended = append(a.out.Ended, endOf(ts, s.pod))
+		a.chargeNodeRestarts(ts, s)
 		if a.jobDecision.decided() {
 			// The job is already ending or restarting in this plan.
 			settle(ts, s.end.Succeeded, a.out)
@@ -165,5 +175,7 @@ func (a *applier) createPod(role *musterv1.Role, ts *musterv1.TaskStatus) {
 	if a.c.inPlaceFor(role) {
 		objects.ApplyInPlace(pod, a.c.inPlaceOptions(role))
 	}
+	// A new pod's node has restarted nothing of it yet.
+	ts.NodeRestarts = 0
 	a.out.CreatePods = append(a.out.CreatePods, pod)
 }

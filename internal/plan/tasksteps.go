@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"time"
+
 	corev1 "k8s.io/api/core/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
@@ -28,6 +30,7 @@ const (
 	stepScaleDown                         // a scale-down removes it
 	stepRestartingInPlace                 // its pod restarts in place into the task's next instance
 	stepStopRerun                         // it failed for good, and its pod, which restarts in place, runs it again: stop it
+	stepReplaceUnreadable                 // its pod restarts in place, but what it was asked cannot be read, or the restart is overdue: re-create it
 )
 
 // taskStep is one task with its pod and what the pod asks. For an ended
@@ -136,14 +139,42 @@ func observeTask(c *planContext, role *musterv1.Role, ts musterv1.TaskStatus) ta
 		s.kind = stepRemoveEnded
 	default:
 		s.kind = liveStep(pod)
+		if s.kind == stepRestartingInPlace && restartOverdue(c, &ts) {
+			s.kind = stepReplaceUnreadable
+		}
 	}
 	return s
+}
+
+// inPlaceRestartDeadline bounds how long a restart in place may take from
+// the decision that asked it to the pod's node starting it: the node stops
+// every container first, within its grace period, then starts the
+// watcher. One not begun by then was lost on the way (the watcher never
+// saw the ask, the annotation was raised by someone else): the pod is
+// re-created instead.
+const inPlaceRestartDeadline = 5 * time.Minute
+
+// restartOverdue is whether the restart in place a task's pod shows asked
+// has not begun within inPlaceRestartDeadline of the last decision about
+// the task: its last exit (a task's or a role's restart records one), or
+// the start of the attempt (a job's restart starts one).
+func restartOverdue(c *planContext, ts *musterv1.TaskStatus) bool {
+	since := c.job.Status.StartTime
+	if a := attemptStart(&c.job.Status); a != nil {
+		since = a
+	}
+	if ts.LastExit != nil && ts.LastExit.FinishedAt != nil && (since == nil || ts.LastExit.FinishedAt.After(since.Time)) {
+		since = ts.LastExit.FinishedAt
+	}
+	return since != nil && c.now.Sub(since.Time) > inPlaceRestartDeadline
 }
 
 // liveStep is the step of a task whose pod is its current instance and
 // is not being deleted.
 func liveStep(pod *corev1.Pod) stepKind {
 	switch {
+	case observe.InPlaceUnreadable(pod):
+		return stepReplaceUnreadable
 	case observe.InPlaceOf(pod) == observe.RunRestarting:
 		// Asked to restart in place, and not done: what its containers
 		// show is the instance before.

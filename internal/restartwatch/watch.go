@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -78,9 +79,17 @@ func Watch(ctx context.Context, path, started string, interval time.Duration, lo
 	}
 }
 
-// asked is whether the file's value asks for a restart: it is set and is
-// not the value at start. An empty file is an annotation not set yet.
+// asked is whether the file's value asks for a restart: a number above the
+// value at start. The operator only ever raises it, so a lower or equal
+// one is a late or replayed write, never an ask. An empty file is an
+// annotation not set yet; a value that is not a number asks when it
+// differs, as a watcher of an earlier version did.
 func asked(started, now string) bool {
 	now = strings.TrimSpace(now)
+	n, errNow := strconv.ParseInt(now, 10, 64)
+	s, errStarted := strconv.ParseInt(started, 10, 64)
+	if errNow == nil && errStarted == nil {
+		return n > s
+	}
 	return now != "" && now != started
 }

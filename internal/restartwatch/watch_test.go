@@ -86,3 +86,16 @@ func TestAStoppedWatcherAsksForNothing(t *testing.T) {
 		t.Fatal("the watcher did not stop")
 	}
 }
+
+// The operator only raises the value: a lower one is a late or replayed
+// write (a plan made from a job a write behind), and restarting for it
+// would restart the pod once more, uncounted.
+func TestTheWatcherAsksOnlyForAHigherValue(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "restarts")
+	write(t, path, "3")
+	done := watch(t.Context(), path, "3")
+	write(t, path, "2")
+	stillWatching(t, done, "for a lower value")
+	write(t, path, "4")
+	asksForARestart(t, done)
+}

@@ -156,6 +156,7 @@ func TestAStaticPyTorchGangRestartsInPlaceAndResumes(t *testing.T) {
 	c := cluster.Client
 	ns := cluster.Namespace(t, g)
 	marker := "muster-e2e-ddp-" + ns
+	cluster.DumpOnFailure(t, framework.Dump{Namespace: ns, PodStatuses: true, OperatorLog: true})
 	withCheckpoint := func(p *corev1.PodTemplateSpec) {
 		python(ddpResume, marker+"-{{MUSTER_ROLE_NAME}}-{{MUSTER_TASK_INDEX}}")(p)
 		p.Spec.Volumes = []corev1.Volume{{Name: "ckpt", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}

@@ -36,6 +36,10 @@ type Dump struct {
 	Namespace string
 	// Jobs names the jobs to log; all of the namespace's when empty.
 	Jobs []string
+	// PodStatuses logs, for each job's pod, its Muster labels and
+	// annotations and its whole status: what a restart in place is told
+	// apart by (restart counts, last ends, conditions).
+	PodStatuses bool
 	// OperatorLog logs the last lines of the operator's pods' logs.
 	OperatorLog bool
 }
@@ -56,6 +60,9 @@ func (c *Cluster) DumpOnFailure(t *testing.T, d Dump) {
 		defer cancel()
 		if d.Namespace != "" {
 			t.Log(DescribeJobs(ctx, c.Client, c.Clientset, d.Namespace, d.Jobs...))
+		}
+		if d.Namespace != "" && d.PodStatuses {
+			t.Log(PodStatuses(ctx, c.Clientset, d.Namespace))
 		}
 		if d.OperatorLog {
 			t.Logf("the operator's log:\n%s", OperatorLog(ctx, c.Clientset, operatorLogLines))
@@ -95,6 +102,36 @@ func DescribeJobs(ctx context.Context, c client.Reader, cs kubernetes.Interface,
 		return fmt.Sprintf("no job %s in %s", strings.Join(names, ", "), ns)
 	}
 	return b.String()
+}
+
+// PodStatuses shows each pod of the namespace's jobs with its muster.dev/
+// labels and annotations and its status, as stored.
+func PodStatuses(ctx context.Context, cs kubernetes.Interface, ns string) string {
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: musterv1.LabelJobName})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range pods.Items {
+		shown := map[string]any{"labels": musterKeys(p.Labels), "annotations": musterKeys(p.Annotations), "status": p.Status}
+		out, err := yaml.Marshal(shown)
+		if err != nil {
+			out = []byte(err.Error())
+		}
+		fmt.Fprintf(&b, "pod %s (uid %s):\n%s", p.Name, p.UID, out)
+	}
+	return b.String()
+}
+
+// musterKeys are the entries of m whose keys begin with muster.dev/.
+func musterKeys(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if strings.HasPrefix(k, musterv1.GroupVersion.Group+"/") {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // OperatorLog is the last lines of every operator container's log, each

@@ -110,6 +110,37 @@ func InPlaceFailure(pod *corev1.Pod) *corev1.Pod {
 	return out
 }
 
+// NodeRestarts is how many times, over pod's life, its node restarted a
+// training container alone, as that container's restart rule has it do on
+// any exit that is not final: at once, and again after each back-off,
+// whether the operator looks or not, keeping only the last end. Each
+// restart of all containers adds one to every container's restart count
+// and to the watcher's, so what a container counts beyond the watcher are
+// the restarts it made alone. Known only while the pod runs what it was
+// asked (RunCurrent, or ended there): false while a restart is under way,
+// when the counts are caught between runs.
+func NodeRestarts(pod *corev1.Pod) (int32, bool) {
+	if InPlaceOf(pod) != RunCurrent {
+		return 0, false
+	}
+	all := doneRestarts(pod)
+	var n int32
+	for _, cs := range pod.Status.ContainerStatuses {
+		n += max(0, cs.RestartCount-all)
+	}
+	return n, true
+}
+
+// InPlaceUnreadable is whether pod was made to restart in place (its
+// watcher keeps its restart rule) but its muster.dev/in-place-restarts
+// annotation, which says how many restarts were asked, is gone or not a
+// number: someone changed it, where Muster's admission policy is missing.
+// Its restarts can no longer be told apart, nor asked.
+func InPlaceUnreadable(pod *corev1.Pod) bool {
+	_, ok := AskedRestarts(pod)
+	return !ok && hasWatcherRule(pod)
+}
+
 // RestartedInPlace is whether the operator has asked pod to restart in
 // place at least once.
 func RestartedInPlace(pod *corev1.Pod) bool {

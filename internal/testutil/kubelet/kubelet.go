@@ -81,3 +81,19 @@ func RestartedAlone(pod *corev1.Pod, code int32, at time.Time) {
 	cs.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
 		ExitCode: code, Reason: "Error", FinishedAt: metav1.NewTime(at)}}
 }
+
+// Succeeded makes pod show every training container exited 0 at at, ending
+// the pod: phase Succeeded, and its restart watcher, a sidecar, stopped
+// with it, keeping its restart count, as the kubelet stops a pod's
+// sidecars once its containers have ended.
+func Succeeded(pod *corev1.Pod, at time.Time) {
+	t := metav1.NewTime(at)
+	pod.Status.Phase = corev1.PodSucceeded
+	if w := observe.WatcherStatus(pod); w != nil {
+		w.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", FinishedAt: t}}
+	}
+	for i := range pod.Status.ContainerStatuses {
+		cs := &pod.Status.ContainerStatuses[i]
+		cs.State = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed", FinishedAt: t}}
+	}
+}
