@@ -417,11 +417,11 @@ func lockOrNil(lock *leader.Lock) resourcelock.Interface {
 
 // fenceOf is the check every write of the controllers makes: none
 // without an election.
-func fenceOf(lock *leader.Lock) func() error {
+func fenceOf(lock *leader.Lock) leader.Fence {
 	if lock == nil {
 		return nil
 	}
-	return lock.Check
+	return lock.Left
 }
 
 // jobOptions are the gang backends and the in-place restarts the flags

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/leader"
 	"github.com/muster-dev/muster/internal/plan"
 	"github.com/muster-dev/muster/internal/plan/objects"
 	"github.com/muster-dev/muster/internal/plan/observe"
@@ -78,9 +79,10 @@ type Options struct {
 	// Kueue's quotas (its CRDs must be installed).
 	Kueue bool
 	// Fence, if set, is asked before every write and event: an error
-	// refuses it (internal/leader: a leader that woke from a pause past
-	// its lease must not act).
-	Fence func() error
+	// refuses it, and a write allowed must be done within the time it
+	// gives (internal/leader: a leader that woke from a pause past its
+	// lease must not act).
+	Fence leader.Fence
 	// InPlace is what the operator offers for restarting pods in place.
 	// Its Default may be RestartModeAuto, which the reconciler works out
 	// for each job from its pods and the nodes; Setup makes it Recreate

@@ -89,69 +89,109 @@ func (l *Lock) note(began time.Time, rec resourcelock.LeaderElectionRecord, err 
 
 // Check returns nil while writes are allowed, else ErrNotLeading.
 func (l *Lock) Check() error {
+	_, err := l.Left()
+	return err
+}
+
+// Left is how much longer writes are allowed, measured on the monotonic
+// clock from the last renewal's start, or ErrNotLeading once they are not.
+func (l *Lock) Left() (time.Duration, error) {
 	l.mu.Lock()
 	renewed := l.renewed
 	l.mu.Unlock()
 	if renewed.IsZero() {
-		return ErrNotLeading
+		return 0, ErrNotLeading
 	}
-	if age := l.clock.Since(renewed); age >= l.deadline {
-		return fmt.Errorf("%w (began %s ago, writes allowed for %s)", ErrNotLeading, age.Round(time.Millisecond), l.deadline)
+	age := l.clock.Since(renewed)
+	if age >= l.deadline {
+		return 0, fmt.Errorf("%w (began %s ago, writes allowed for %s)", ErrNotLeading, age.Round(time.Millisecond), l.deadline)
 	}
-	return nil
+	return l.deadline - age, nil
 }
 
-// Fenced wraps c so that every write first asks check, and is refused
-// with its error; reads pass. A nil check returns c.
-func Fenced(c client.Client, check func() error) client.Client {
-	if check == nil {
+// Fence is how long writes are still allowed, or why none is (Lock.Left).
+type Fence func() (time.Duration, error)
+
+// Fenced wraps c so that every write first asks fence, and is refused
+// with its error; reads pass. A write allowed goes out with a context
+// that ends when the fence closes: one checked a moment before the fence
+// closes, or made by a process paused between the check and the write,
+// is never sent once it has closed, nor waited on past it. A nil fence
+// returns c.
+func Fenced(c client.Client, fence Fence) client.Client {
+	if fence == nil {
 		return c
 	}
-	return &fenced{Client: c, check: check}
+	return &fenced{Client: c, check: checker(fence)}
+}
+
+// checker turns fence into what each write asks: the write's context,
+// bounded by the time left, and its cancel; or the fence's error.
+func checker(fence Fence) func(context.Context) (context.Context, context.CancelFunc, error) {
+	return func(ctx context.Context) (context.Context, context.CancelFunc, error) {
+		left, err := fence()
+		if err != nil {
+			return ctx, func() {}, err
+		}
+		ctx, cancel := context.WithTimeout(ctx, left)
+		return ctx, cancel, nil
+	}
 }
 
 type fenced struct {
 	client.Client
-	check func() error
+	check func(context.Context) (context.Context, context.CancelFunc, error)
 }
 
 func (f *fenced) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	if err := f.check(); err != nil {
+	ctx, cancel, err := f.check(ctx)
+	defer cancel()
+	if err != nil {
 		return err
 	}
 	return f.Client.Create(ctx, obj, opts...)
 }
 
 func (f *fenced) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	if err := f.check(); err != nil {
+	ctx, cancel, err := f.check(ctx)
+	defer cancel()
+	if err != nil {
 		return err
 	}
 	return f.Client.Update(ctx, obj, opts...)
 }
 
 func (f *fenced) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	if err := f.check(); err != nil {
+	ctx, cancel, err := f.check(ctx)
+	defer cancel()
+	if err != nil {
 		return err
 	}
 	return f.Client.Patch(ctx, obj, patch, opts...)
 }
 
 func (f *fenced) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	if err := f.check(); err != nil {
+	ctx, cancel, err := f.check(ctx)
+	defer cancel()
+	if err != nil {
 		return err
 	}
 	return f.Client.Apply(ctx, obj, opts...)
 }
 
 func (f *fenced) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	if err := f.check(); err != nil {
+	ctx, cancel, err := f.check(ctx)
+	defer cancel()
+	if err != nil {
 		return err
 	}
 	return f.Client.Delete(ctx, obj, opts...)
 }
 
 func (f *fenced) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
-	if err := f.check(); err != nil {
+	ctx, cancel, err := f.check(ctx)
+	defer cancel()
+	if err != nil {
 		return err
 	}
 	return f.Client.DeleteAllOf(ctx, obj, opts...)
@@ -167,53 +207,61 @@ func (f *fenced) SubResource(name string) client.SubResourceClient {
 
 type fencedSub struct {
 	client.SubResourceClient
-	check func() error
+	check func(context.Context) (context.Context, context.CancelFunc, error)
 }
 
 func (f *fencedSub) Create(ctx context.Context, obj, sub client.Object, opts ...client.SubResourceCreateOption) error {
-	if err := f.check(); err != nil {
+	ctx, cancel, err := f.check(ctx)
+	defer cancel()
+	if err != nil {
 		return err
 	}
 	return f.SubResourceClient.Create(ctx, obj, sub, opts...)
 }
 
 func (f *fencedSub) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	if err := f.check(); err != nil {
+	ctx, cancel, err := f.check(ctx)
+	defer cancel()
+	if err != nil {
 		return err
 	}
 	return f.SubResourceClient.Update(ctx, obj, opts...)
 }
 
 func (f *fencedSub) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	if err := f.check(); err != nil {
+	ctx, cancel, err := f.check(ctx)
+	defer cancel()
+	if err != nil {
 		return err
 	}
 	return f.SubResourceClient.Patch(ctx, obj, patch, opts...)
 }
 
 func (f *fencedSub) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-	if err := f.check(); err != nil {
+	ctx, cancel, err := f.check(ctx)
+	defer cancel()
+	if err != nil {
 		return err
 	}
 	return f.SubResourceClient.Apply(ctx, obj, opts...)
 }
 
-// FencedRecorder drops the events r would record while check refuses
+// FencedRecorder drops the events r would record while fence refuses
 // writes: a replica that is not sure to lead has nothing to report.
-func FencedRecorder(r events.EventRecorder, check func() error) events.EventRecorder {
-	if check == nil {
+func FencedRecorder(r events.EventRecorder, fence Fence) events.EventRecorder {
+	if fence == nil {
 		return r
 	}
-	return fencedRecorder{r, check}
+	return fencedRecorder{r, fence}
 }
 
 type fencedRecorder struct {
 	events.EventRecorder
-	check func() error
+	fence Fence
 }
 
 func (f fencedRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
-	if f.check() == nil {
+	if _, err := f.fence(); err == nil {
 		f.EventRecorder.Eventf(regarding, related, eventtype, reason, action, note, args...)
 	}
 }

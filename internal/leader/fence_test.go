@@ -12,6 +12,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 // memLock is a lease in memory; each write takes took on the clock, and
@@ -109,7 +110,7 @@ func TestAFencedClientRefusesWritesOnly(t *testing.T) {
 	closed := ErrNotLeading
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}}
 	base := fake.NewClientBuilder().WithObjects(pod.DeepCopy()).WithStatusSubresource(&corev1.Pod{}).Build()
-	c := Fenced(base, func() error { return closed })
+	c := Fenced(base, func() (time.Duration, error) { return time.Minute, closed })
 	ctx := context.Background()
 	var got corev1.Pod
 	if err := c.Get(ctx, client.ObjectKeyFromObject(pod), &got); err != nil {
@@ -140,5 +141,45 @@ func TestAFencedClientRefusesWritesOnly(t *testing.T) {
 		if err := writes[name](); err != nil {
 			t.Errorf("%s while leading: %v", name, err)
 		}
+	}
+}
+
+// A write the fence allows must be done by the time the fence closes: it
+// goes out with a context that ends then, so one checked a moment before
+// the fence closes, or held up between the check and the request (a
+// paused process, a slow API server), is not sent, nor waited on, once a
+// standby may lead.
+func TestAFencedWriteEndsWhenTheFenceCloses(t *testing.T) {
+	l, _, c := newLock()
+	renew(t, l, "me")
+	c.SetTime(c.Now().Add(deadline - 50*time.Millisecond))
+	left, err := l.Left()
+	if err != nil || left != 50*time.Millisecond {
+		t.Fatalf("left %v, %v: want 50ms", left, err)
+	}
+	var deadlines []time.Duration
+	base := interceptor.NewClient(fake.NewClientBuilder().WithStatusSubresource(&corev1.Pod{}).Build(), interceptor.Funcs{
+		Create: func(ctx context.Context, _ client.WithWatch, _ client.Object, _ ...client.CreateOption) error {
+			d, ok := ctx.Deadline()
+			if !ok {
+				deadlines = append(deadlines, -1)
+				return nil
+			}
+			deadlines = append(deadlines, time.Until(d))
+			<-ctx.Done()
+			return ctx.Err()
+		},
+	})
+	fenced := Fenced(base, l.Left)
+	start := time.Now()
+	err = fenced.Create(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns"}})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a write held past the fence: %v, want DeadlineExceeded", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("the write was waited on for %s after the fence closed", took)
+	}
+	if len(deadlines) != 1 || deadlines[0] < 0 || deadlines[0] > 50*time.Millisecond {
+		t.Fatalf("the write's context had deadlines %v, want one within the 50ms left", deadlines)
 	}
 }
