@@ -21,7 +21,10 @@ func syncStore(c *planContext, st *musterv1.TrainingJobStatus, v jobDecision, de
 	pod := c.pods.Store
 	switch {
 	case pod == nil:
-		if v.decided() || delayed {
+		if v.decided() || delayed || c.pods.Held(objects.StorePodName(c.job)) {
+			// An earlier attempt's store still holds the name: its
+			// replacement is made once it is gone (removeStrays deletes
+			// it), not asked for in vain meanwhile.
 			return false, v
 		}
 		desired, err := objects.DesiredStorePod(c.job)

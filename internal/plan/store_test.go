@@ -147,3 +147,34 @@ func TestBelowMinClockRestartsOnSuspendAndNewAttempt(t *testing.T) {
 		t.Fatalf("a new attempt clears the clock: attempt %d since %v", w.job.Status.Attempt, w.job.Status.Elastic.BelowMinSince)
 	}
 }
+
+// A new attempt's store is made only once the old attempt's store, which
+// holds the name while it is deleted gracefully, is gone: a create asked
+// meanwhile would only be refused by the API server.
+func TestANewAttemptsStoreWaitsForTheOldOneToGo(t *testing.T) {
+	w := newWorld(t, testutil.MakeJob("el", "ns").UID("el").Role("worker", 2).Elastic(1, 2).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).BackoffLimit(3).WithDefaults().Obj())
+	w.step()
+	w.setPhase("el-store", corev1.PodRunning)
+	w.step()
+	w.runEverything()
+	old := w.pods["el-store"].UID
+	w.slow["el-store"] = true // deleted gracefully: it holds the name a while
+	w.job.Spec.Run.RestartRequest = "now"
+	for range 3 {
+		res := w.step()
+		for _, p := range res.CreatePods {
+			if p.Name == "el-store" && w.pods["el-store"] != nil {
+				t.Fatalf("attempt %d asks for its store while %s (deleting: %v) holds the name", w.job.Status.Attempt,
+					w.pods["el-store"].UID, w.pods["el-store"].DeletionTimestamp != nil)
+			}
+		}
+	}
+	if w.job.Status.Attempt != 1 || w.pods["el-store"] == nil || w.pods["el-store"].UID != old {
+		t.Fatalf("attempt %d: want the old store still being deleted", w.job.Status.Attempt)
+	}
+	delete(w.pods, "el-store")
+	if res := w.step(); len(res.CreatePods) != 1 || res.CreatePods[0].Name != "el-store" {
+		t.Fatalf("once it is gone, the new store is made: %+v", res.CreatePods)
+	}
+}
