@@ -105,7 +105,7 @@ func trimDeployment(obj any) (any, error) {
 
 // trimPod keeps of a pod what the operator reads, and drops the rest,
 // most of its size: its metadata but the annotations and the labels not
-// Muster's, its node, and of its status the phase, reason, message and IP,
+// Muster's, its node (and an MPI pod's SSH Secret), and of its status the phase, reason, message and IP,
 // the conditions planning acts on, and each container's end; the strings
 // that pods repeat are shared (intern). What is left of a running pod is
 // about 1.9 KiB, most of it the Pod struct itself (1.25 KiB), whatever its
@@ -133,7 +133,10 @@ func trimPod(obj any) (any, error) {
 	for i := range pod.Finalizers {
 		pod.Finalizers[i] = intern(pod.Finalizers[i])
 	}
-	spec := corev1.PodSpec{NodeName: intern(pod.Spec.NodeName)}
+	// An MPI pod's SSH volume says which Secret its running processes
+	// trust: a job an earlier version started records it from there
+	// (objects.LegacyMPISSHSecret).
+	spec := corev1.PodSpec{NodeName: intern(pod.Spec.NodeName), Volumes: objects.MPISSHVolume(pod.Spec.Volumes)}
 	if inPlace {
 		spec.InitContainers = watcherRules(pod.Spec.InitContainers)
 	}

@@ -175,3 +175,31 @@ func TestTrimmedPodsPlanAlike(t *testing.T) {
 		t.Errorf("the trimmed pods hold their own copies of the strings they share")
 	}
 }
+
+// An MPI job an earlier version started has pods that mount the SSH
+// Secret that version named: the trimmed pod still says which, so the
+// operator records that Secret rather than making a second key pair the
+// running launcher does not trust.
+func TestTrimmedMPIPodsKeepTheirSSHSecret(t *testing.T) {
+	job := testutil.MakeJob("mpi", "ns").UID("abc-def").Role("worker", 1).Obj()
+	pod := testutil.MakePod(job, "worker", 0).Obj()
+	pod.Spec.Volumes = []corev1.Volume{
+		{Name: "data", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+		{Name: "muster-mpi-ssh", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "mpi-ssh-abc", DefaultMode: ptr.To(int32(0o600))}}},
+	}
+	want := objects.LegacyMPISSHSecret(job, pod)
+	if want == "" {
+		t.Fatal("the test's pod must mount the Secret an earlier version named")
+	}
+	out, err := trimPod(pod.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed := out.(*corev1.Pod)
+	if got := objects.LegacyMPISSHSecret(job, trimmed); got != want {
+		t.Fatalf("trimmed, the pod mounts %q, want %q", got, want)
+	}
+	if len(trimmed.Spec.Volumes) != 1 {
+		t.Errorf("only the SSH volume is kept, got %+v", trimmed.Spec.Volumes)
+	}
+}

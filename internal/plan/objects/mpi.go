@@ -77,6 +77,20 @@ func LegacyMPISSHSecret(job *musterv1.TrainingJob, pod *corev1.Pod) string {
 	return ""
 }
 
+// MPISSHVolume is, of a pod's volumes, the one that mounts the job's SSH
+// Secret, with its name and the Secret's alone: what LegacyMPISSHSecret
+// reads, for a pod cache that keeps nothing else of the spec. Nil for a
+// pod that mounts none.
+func MPISSHVolume(volumes []corev1.Volume) []corev1.Volume {
+	for _, v := range volumes {
+		if v.Name == mpiSSHVolume && v.Secret != nil {
+			return []corev1.Volume{{Name: mpiSSHVolume, VolumeSource: corev1.VolumeSource{
+				Secret: &corev1.SecretVolumeSource{SecretName: v.Secret.SecretName}}}}
+		}
+	}
+	return nil
+}
+
 // mpiLauncher is the launcher role, with its default applied.
 func mpiLauncher(m *musterv1.MPIRuntime) string { return cmp.Or(m.LauncherRole, "launcher") }
 
