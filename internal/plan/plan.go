@@ -166,6 +166,7 @@ func Plan(in Input) Result {
 	switch {
 	case isFinished(status):
 		cleanUp(c, status, &out)
+		awaitFinalReports(c, status, &out)
 		expireTTL(c, status, &out)
 	case job.Spec.Run.Execution == musterv1.ExecutionStop:
 		stop(c, status, &out)

@@ -12,6 +12,7 @@ import (
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/failure"
+	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/trainingprogress"
 )
 
@@ -49,31 +50,63 @@ func trainingProgressStep(c *planContext, st *musterv1.TrainingJobStatus, read *
 }
 
 // finalReport is the report a pod left as its container's termination
-// message when it succeeded: a program's last report, which no read
-// could take from a pod that has ended (the examples' muster_progress
-// writes it at exit). Another pod than the one that served the reports
-// is taken only if its report is not behind them: an old end must not undo
-// the reporter's newer reads, but rank 0 may have moved since the last
-// read.
+// message when it ended: a program's last report, which no read could
+// take from a pod that has ended (the examples' muster_progress writes it
+// at exit). It is taken from a pod that succeeded, or from one that was
+// stopped (the job's end deletes the pods still running, and rank 0 may
+// end a moment after the task that ended the job), then with a position:
+// a stopped container that wrote no message may leave the tail of its
+// log. Another pod than the one that served the reports is taken only if
+// its report is not behind them: an old end must not undo the reporter's
+// newer reads, but rank 0 may have moved since the last read.
 func finalReport(c *planContext, prev *musterv1.ProgressStatus) (string, *trainingprogress.Report) {
 	names := make([]string, 0, len(c.pods.Tasks))
 	for name, pod := range c.pods.Tasks {
-		if pod.Status.Phase == corev1.PodSucceeded {
+		if pod.Status.Phase == corev1.PodSucceeded || pod.DeletionTimestamp != nil {
 			names = append(names, name)
 		}
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		for _, cs := range c.pods.Tasks[name].Status.ContainerStatuses {
-			if t := cs.State.Terminated; t != nil && t.ExitCode == 0 && strings.HasPrefix(t.Message, "{") {
-				if r, err := trainingprogress.Parse([]byte(t.Message)); err == nil &&
-					(prev == nil || prev.Reporter == name || trainingprogress.NotBehind(prev, r)) {
-					return name, &r
-				}
+		pod := c.pods.Tasks[name]
+		for _, cs := range pod.Status.ContainerStatuses {
+			t := cs.State.Terminated
+			if t == nil || !strings.HasPrefix(t.Message, "{") {
+				continue
+			}
+			succeeded := t.ExitCode == 0 && pod.Status.Phase == corev1.PodSucceeded
+			if r, err := trainingprogress.Parse([]byte(t.Message)); err == nil && (succeeded || r.HasPosition()) &&
+				(prev == nil || prev.Reporter == name || trainingprogress.NotBehind(prev, r)) {
+				return name, &r
 			}
 		}
 	}
 	return "", nil
+}
+
+// finalReportWait is how long past its grace period a finished job holds a
+// stopped pod that has not ended, for the report it may leave.
+const finalReportWait = 30 * time.Second
+
+// awaitFinalReports holds the tracking finalizer of every task pod a
+// finished job with spec.progress stopped, until the pod has ended or
+// finalReportWait has passed since its grace period did: a pod released
+// while it stops leaves the API the moment its node is done with it, and
+// its last report with it (finalReport). Holding costs the pods nothing:
+// they stop as they would, and only their objects stay a moment longer.
+func awaitFinalReports(c *planContext, st *musterv1.TrainingJobStatus, out *Result) {
+	if !isFinished(st) || !c.job.Spec.Progress.Enabled() {
+		return
+	}
+	for _, pod := range c.pods.Current() {
+		if pod.DeletionTimestamp == nil || observe.Ended(pod) {
+			continue
+		}
+		if left := pod.DeletionTimestamp.Add(finalReportWait).Sub(c.now.Time); left > 0 {
+			c.endsLater[pod.UID] = true
+			out.RequeueWithin(left)
+		}
+	}
 }
 
 // stallEvents makes the job Stalled when its reported progress has not

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/plan/observe"
 	"github.com/muster-dev/muster/internal/trainingprogress"
 )
 
@@ -194,5 +195,70 @@ func TestFinalReportFromTheTerminationMessage(t *testing.T) {
 	w2.step()
 	if w2.job.Status.Progress != nil {
 		t.Fatalf("a message that is no report made progress: %+v", w2.job.Status.Progress)
+	}
+}
+
+// firstSucceededEnds is a progress job that succeeds once a trainer has,
+// as an elastic world's does.
+func firstSucceededEnds() *musterv1.TrainingJob {
+	job := progressJob(0)
+	for i := range job.Spec.Roles {
+		if job.Spec.Roles[i].Name == "trainer" {
+			job.Spec.Roles[i].Completion = &musterv1.CompletionPolicy{MinSucceeded: new(int32(1))}
+		}
+	}
+	return job
+}
+
+// A job whose end came from another task than rank 0's stops rank 0's
+// pod while it leaves its last report: the pod is held until it has ended,
+// and its report, though the stop made it exit 143, ends the job at 100%.
+// Released at once, as before, the pod would be gone with its report.
+func TestTheLastReportOfAPodTheJobsEndStoppedIsTaken(t *testing.T) {
+	w := newWorld(t, firstSucceededEnds())
+	w.slow["j-trainer-0"] = true
+	w.runAll()
+	w.report(290)
+	w.step()
+	w.exit("j-trainer-1", 0)
+	w.step()
+	if w.job.Status.Phase != musterv1.PhaseSucceeded {
+		t.Fatalf("phase %s", w.job.Status.Phase)
+	}
+	rank0 := w.pods["j-trainer-0"]
+	if rank0 == nil || rank0.DeletionTimestamp == nil {
+		t.Fatalf("the job's end did not stop rank 0's pod: %+v", rank0)
+	}
+	// Stopping: held, and the plan comes back before the wait is over.
+	w.now = w.now.Add(time.Second)
+	res := w.step()
+	if !observe.Tracked(rank0) {
+		t.Fatal("a stopping pod of a finished job with progress was released before it ended")
+	}
+	if res.RequeueAfter <= 0 || res.RequeueAfter > finalReportWait {
+		t.Errorf("requeue after %v, want within %v", res.RequeueAfter, finalReportWait)
+	}
+	// It ends, stopped, with its last report: taken, then released.
+	w.exit("j-trainer-0", 143)
+	rank0.Status.ContainerStatuses[0].State.Terminated.Message = `{"step": 1000, "totalSteps": 1000}`
+	w.step()
+	if p := w.job.Status.Progress; p == nil || *p.Percent != 100 || p.Reporter != "j-trainer-0" {
+		t.Fatalf("the stopped pod's last report was not taken: %+v", p)
+	}
+	if observe.Tracked(rank0) {
+		t.Error("the pod was held after it ended")
+	}
+
+	// A stopped pod that never ends is released once its grace period
+	// and the wait have passed.
+	w2 := newWorld(t, firstSucceededEnds())
+	w2.slow["j-trainer-0"] = true
+	w2.runAll()
+	w2.exit("j-trainer-1", 0)
+	w2.step()
+	w2.now = w2.now.Add(finalReportWait + time.Second)
+	w2.step()
+	if p := w2.pods["j-trainer-0"]; p != nil && observe.Tracked(p) {
+		t.Error("a stopped pod that never ended was held past the wait")
 	}
 }

@@ -212,6 +212,12 @@ func estimate(prev *musterv1.ProgressStatus, done float64, known bool, now time.
 // maxRemaining bounds an estimate: beyond a year it says nothing useful.
 const maxRemaining = 365 * 24 * time.Hour
 
+// HasPosition is whether a report says where training is: a step, an
+// epoch or a share done.
+func (r Report) HasPosition() bool {
+	return r.Step != nil || r.Epoch != nil || r.Percent != nil
+}
+
 // hasPosition is whether a progress says where training is.
 func hasPosition(p *musterv1.ProgressStatus) bool {
 	return p.Step != nil || p.Epoch != nil || p.Percent != nil
