@@ -122,29 +122,27 @@ func Fenced(c client.Client, fence Fence) client.Client {
 	if fence == nil {
 		return c
 	}
-	return &fenced{Client: c, check: checker(fence)}
+	return &fenced{Client: c, fence: fence}
 }
 
-// checker turns fence into what each write asks: the write's context,
+// writeContext is what a write the fence allows goes out with: ctx,
 // bounded by the time left, and its cancel; or the fence's error.
-func checker(fence Fence) func(context.Context) (context.Context, context.CancelFunc, error) {
-	return func(ctx context.Context) (context.Context, context.CancelFunc, error) {
-		left, err := fence()
-		if err != nil {
-			return ctx, func() {}, err
-		}
-		ctx, cancel := context.WithTimeout(ctx, left)
-		return ctx, cancel, nil
+func (fence Fence) writeContext(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	left, err := fence()
+	if err != nil {
+		return ctx, func() {}, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, left)
+	return ctx, cancel, nil
 }
 
 type fenced struct {
 	client.Client
-	check func(context.Context) (context.Context, context.CancelFunc, error)
+	fence Fence
 }
 
 func (f *fenced) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
-	ctx, cancel, err := f.check(ctx)
+	ctx, cancel, err := f.fence.writeContext(ctx)
 	defer cancel()
 	if err != nil {
 		return err
@@ -153,7 +151,7 @@ func (f *fenced) Create(ctx context.Context, obj client.Object, opts ...client.C
 }
 
 func (f *fenced) Update(ctx context.Context, obj client.Object, opts ...client.UpdateOption) error {
-	ctx, cancel, err := f.check(ctx)
+	ctx, cancel, err := f.fence.writeContext(ctx)
 	defer cancel()
 	if err != nil {
 		return err
@@ -162,7 +160,7 @@ func (f *fenced) Update(ctx context.Context, obj client.Object, opts ...client.U
 }
 
 func (f *fenced) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
-	ctx, cancel, err := f.check(ctx)
+	ctx, cancel, err := f.fence.writeContext(ctx)
 	defer cancel()
 	if err != nil {
 		return err
@@ -171,7 +169,7 @@ func (f *fenced) Patch(ctx context.Context, obj client.Object, patch client.Patc
 }
 
 func (f *fenced) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-	ctx, cancel, err := f.check(ctx)
+	ctx, cancel, err := f.fence.writeContext(ctx)
 	defer cancel()
 	if err != nil {
 		return err
@@ -180,7 +178,7 @@ func (f *fenced) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts
 }
 
 func (f *fenced) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
-	ctx, cancel, err := f.check(ctx)
+	ctx, cancel, err := f.fence.writeContext(ctx)
 	defer cancel()
 	if err != nil {
 		return err
@@ -189,7 +187,7 @@ func (f *fenced) Delete(ctx context.Context, obj client.Object, opts ...client.D
 }
 
 func (f *fenced) DeleteAllOf(ctx context.Context, obj client.Object, opts ...client.DeleteAllOfOption) error {
-	ctx, cancel, err := f.check(ctx)
+	ctx, cancel, err := f.fence.writeContext(ctx)
 	defer cancel()
 	if err != nil {
 		return err
@@ -198,20 +196,20 @@ func (f *fenced) DeleteAllOf(ctx context.Context, obj client.Object, opts ...cli
 }
 
 func (f *fenced) Status() client.SubResourceWriter {
-	return &fencedSub{SubResourceClient: f.Client.SubResource("status"), check: f.check}
+	return &fencedSub{SubResourceClient: f.Client.SubResource("status"), fence: f.fence}
 }
 
 func (f *fenced) SubResource(name string) client.SubResourceClient {
-	return &fencedSub{SubResourceClient: f.Client.SubResource(name), check: f.check}
+	return &fencedSub{SubResourceClient: f.Client.SubResource(name), fence: f.fence}
 }
 
 type fencedSub struct {
 	client.SubResourceClient
-	check func(context.Context) (context.Context, context.CancelFunc, error)
+	fence Fence
 }
 
 func (f *fencedSub) Create(ctx context.Context, obj, sub client.Object, opts ...client.SubResourceCreateOption) error {
-	ctx, cancel, err := f.check(ctx)
+	ctx, cancel, err := f.fence.writeContext(ctx)
 	defer cancel()
 	if err != nil {
 		return err
@@ -220,7 +218,7 @@ func (f *fencedSub) Create(ctx context.Context, obj, sub client.Object, opts ...
 }
 
 func (f *fencedSub) Update(ctx context.Context, obj client.Object, opts ...client.SubResourceUpdateOption) error {
-	ctx, cancel, err := f.check(ctx)
+	ctx, cancel, err := f.fence.writeContext(ctx)
 	defer cancel()
 	if err != nil {
 		return err
@@ -229,7 +227,7 @@ func (f *fencedSub) Update(ctx context.Context, obj client.Object, opts ...clien
 }
 
 func (f *fencedSub) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	ctx, cancel, err := f.check(ctx)
+	ctx, cancel, err := f.fence.writeContext(ctx)
 	defer cancel()
 	if err != nil {
 		return err
@@ -238,7 +236,7 @@ func (f *fencedSub) Patch(ctx context.Context, obj client.Object, patch client.P
 }
 
 func (f *fencedSub) Apply(ctx context.Context, obj runtime.ApplyConfiguration, opts ...client.SubResourceApplyOption) error {
-	ctx, cancel, err := f.check(ctx)
+	ctx, cancel, err := f.fence.writeContext(ctx)
 	defer cancel()
 	if err != nil {
 		return err

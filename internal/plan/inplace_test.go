@@ -505,8 +505,13 @@ func TestAPodWhoseInPlaceStateWasEditedIsRecreated(t *testing.T) {
 	t.Run("raised", func(t *testing.T) {
 		w := inPlaceWorld(t, job())
 		w.pods["j-w-1"].Annotations[musterv1.AnnotationInPlaceRestarts] = "4"
-		if res := w.step(); len(res.DeletePods) != 0 {
+		res := w.step()
+		if len(res.DeletePods) != 0 {
 			t.Fatalf("a restart just asked is waited for, got deletes %+v", res.DeletePods)
+		}
+		// The plan comes back by the deadline, whatever else happens.
+		if res.RequeueAfter <= 0 || res.RequeueAfter > inPlaceRestartDeadline {
+			t.Fatalf("requeue after %v: nothing brings the plan back when the restart is overdue", res.RequeueAfter)
 		}
 		w.now = w.now.Add(inPlaceRestartDeadline + time.Second)
 		recreated(t, w, "has not begun within")

@@ -55,7 +55,7 @@ func (a *applier) restartTask(role *musterv1.Role, ts *musterv1.TaskStatus, pod 
 // the pod keeps only the last exit. Each is a restart of the task, charged
 // as the operator's own are, once: the task keeps the count charged. The
 // end itself, when it is one of them (a failure restarted alone:
-// observe.InPlaceFailure), is left to the decision on it, which charges
+// taskStep.failedInPlace), is left to the decision on it, which charges
 // it as any end; whatever that decision does then meets a budget these
 // have already drawn on. The exits before the last are gone, so they are
 // taken to be of the last one's kind: accountable unless that one is not.
@@ -67,16 +67,15 @@ func (a *applier) chargeNodeRestarts(ts *musterv1.TaskStatus, s taskStep) {
 	if !known {
 		return
 	}
-	failedInPlace := observe.InPlaceFailure(s.pod) != nil
 	extra := n - ts.NodeRestarts
-	if failedInPlace {
+	if s.failedInPlace {
 		extra--
 	}
 	ts.NodeRestarts = n
 	if extra <= 0 {
 		return
 	}
-	accountable := !failedInPlace || s.decision.Accountable
+	accountable := !s.failedInPlace || s.decision.Accountable
 	ts.Restarts += extra
 	a.st.Restarts.Total += extra
 	if accountable {

@@ -82,6 +82,14 @@ func (a *applier) applyRole(role *musterv1.Role, steps []taskStep) musterv1.Role
 	return rs
 }
 
+// recreateInPlacePod deletes, uncharged, a task's pod that can no longer
+// restart in place, and says why: its next pod is made as for any pod
+// lost through no fault of the job's.
+func (a *applier) recreateInPlacePod(ts *musterv1.TaskStatus, pod *corev1.Pod, why string) {
+	a.out.event(true, musterv1.EventReasonTaskRestarting, "re-creating "+ts.Pod+": "+why)
+	a.out.deletePod(pod, "cannot restart in place")
+}
+
 // apply moves one task along its state machine. See
 // docs/state-machine.md.
 func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep) {
@@ -97,17 +105,14 @@ func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep
 		a.replaceEnded(role, ts, s.pod)
 	case stepRestartingInPlace:
 		ts.State = musterv1.TaskRestarting
+		// Back when the restart is overdue, if nothing else has come.
+		a.out.RequeueWithin(s.left)
 	case stepStopRerun:
 		a.out.deletePod(s.pod, "failed for good")
-	case stepReplaceUnreadable:
-		// Deleted, uncharged: its next pod is made as for any pod lost
-		// through no fault of the job's.
-		why := "its muster.dev/in-place-restarts annotation was changed, so its restarts can no longer be asked or counted"
-		if !observe.InPlaceUnreadable(s.pod) {
-			why = "the restart in place it was asked has not begun within " + inPlaceRestartDeadline.String()
-		}
-		a.out.event(true, musterv1.EventReasonTaskRestarting, "re-creating "+ts.Pod+": "+why)
-		a.out.deletePod(s.pod, "cannot restart in place")
+	case stepInPlaceUnreadable:
+		a.recreateInPlacePod(ts, s.pod, "its muster.dev/in-place-restarts annotation was changed, so its restarts can no longer be asked or counted")
+	case stepInPlaceOverdue:
+		a.recreateInPlacePod(ts, s.pod, "the restart in place it was asked has not begun within "+inPlaceRestartDeadline.String())
 	case stepRunning:
 		ts.State = musterv1.TaskRunning
 		ts.Attempts = max(ts.Attempts, observe.TaskAttempt(s.pod))

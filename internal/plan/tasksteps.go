@@ -30,7 +30,8 @@ const (
 	stepScaleDown                         // a scale-down removes it
 	stepRestartingInPlace                 // its pod restarts in place into the task's next instance
 	stepStopRerun                         // it failed for good, and its pod, which restarts in place, runs it again: stop it
-	stepReplaceUnreadable                 // its pod restarts in place, but what it was asked cannot be read, or the restart is overdue: re-create it
+	stepInPlaceUnreadable                 // its pod restarts in place, but what it was asked cannot be read: re-create it
+	stepInPlaceOverdue                    // its pod was asked to restart in place and has not begun in time: re-create it
 )
 
 // taskStep is one task with its pod and what the pod asks. For an ended
@@ -41,6 +42,12 @@ type taskStep struct {
 	pod      *corev1.Pod
 	end      failure.End
 	decision failure.Decision
+	// failedInPlace: the end is a training container's failure that its
+	// restart rule restarted alone (observe.InPlaceFailure).
+	failedInPlace bool
+	// left is, for stepRestartingInPlace, how long the restart may still
+	// take to begin (inPlaceRestartDeadline).
+	left time.Duration
 }
 
 // maxEndsPerPlan bounds the pod ends one plan records. A task being
@@ -90,7 +97,7 @@ func observeRole(c *planContext, role *musterv1.Role, old *musterv1.RoleStatus, 
 				}
 			} else {
 				endsLeft--
-				s.end = classifyEnd(c, s.task, s.pod)
+				s.end, s.failedInPlace = classifyEnd(c, s.task, s.pod)
 				s.decision = failure.Decide(c.policy, failure.RoleOf(role), s.end)
 			}
 		}
@@ -139,8 +146,10 @@ func observeTask(c *planContext, role *musterv1.Role, ts musterv1.TaskStatus) ta
 		s.kind = stepRemoveEnded
 	default:
 		s.kind = liveStep(pod)
-		if s.kind == stepRestartingInPlace && restartOverdue(c, &ts) {
-			s.kind = stepReplaceUnreadable
+		if s.kind == stepRestartingInPlace {
+			if s.left = restartLeft(c, &ts); s.left <= 0 {
+				s.kind = stepInPlaceOverdue
+			}
 		}
 	}
 	return s
@@ -154,19 +163,20 @@ func observeTask(c *planContext, role *musterv1.Role, ts musterv1.TaskStatus) ta
 // re-created instead.
 const inPlaceRestartDeadline = 5 * time.Minute
 
-// restartOverdue is whether the restart in place a task's pod shows asked
-// has not begun within inPlaceRestartDeadline of the last decision about
-// the task: its last exit (a task's or a role's restart records one), or
-// the start of the attempt (a job's restart starts one).
-func restartOverdue(c *planContext, ts *musterv1.TaskStatus) bool {
-	since := c.job.Status.StartTime
-	if a := attemptStart(&c.job.Status); a != nil {
-		since = a
-	}
+// restartLeft is how long the restart in place a task's pod shows asked
+// may still take to begin: inPlaceRestartDeadline from the last decision
+// about the task, its last exit (a task's or a role's restart records
+// one) or the start of the attempt (a job's restart starts one). A task
+// with neither waits the whole deadline.
+func restartLeft(c *planContext, ts *musterv1.TaskStatus) time.Duration {
+	since := attemptStart(&c.job.Status)
 	if ts.LastExit != nil && ts.LastExit.FinishedAt != nil && (since == nil || ts.LastExit.FinishedAt.After(since.Time)) {
 		since = ts.LastExit.FinishedAt
 	}
-	return since != nil && c.now.Sub(since.Time) > inPlaceRestartDeadline
+	if since == nil {
+		return inPlaceRestartDeadline
+	}
+	return since.Add(inPlaceRestartDeadline).Sub(c.now.Time)
 }
 
 // liveStep is the step of a task whose pod is its current instance and
@@ -174,7 +184,7 @@ func restartOverdue(c *planContext, ts *musterv1.TaskStatus) bool {
 func liveStep(pod *corev1.Pod) stepKind {
 	switch {
 	case observe.InPlaceUnreadable(pod):
-		return stepReplaceUnreadable
+		return stepInPlaceUnreadable
 	case observe.InPlaceOf(pod) == observe.RunRestarting:
 		// Asked to restart in place, and not done: what its containers
 		// show is the instance before.
@@ -207,9 +217,11 @@ func missingPod(ts *musterv1.TaskStatus) stepKind {
 	return stepCreate
 }
 
-// classifyEnd is how a task's pod (nil: vanished) ended, classified. A pod
-// deleted with a DisruptionTarget condition ended by that disruption.
-func classifyEnd(c *planContext, ts musterv1.TaskStatus, pod *corev1.Pod) failure.End {
+// classifyEnd is how a task's pod (nil: vanished) ended, classified, and
+// whether the end is a training container's failure its restart rule
+// restarted alone. A pod deleted with a DisruptionTarget condition ended
+// by that disruption.
+func classifyEnd(c *planContext, ts musterv1.TaskStatus, pod *corev1.Pod) (end failure.End, inPlace bool) {
 	var exit musterv1.ExitStatus
 	disrupted := pod != nil && observe.DeletedByDisruption(pod) != nil
 	switch {
@@ -219,13 +231,13 @@ func classifyEnd(c *planContext, ts musterv1.TaskStatus, pod *corev1.Pod) failur
 		exit = failure.DisruptedExit(observe.DeletedByDisruption(pod), c.now.Time, c.classifier)
 	default:
 		if failed := observe.InPlaceFailure(pod); failed != nil {
-			pod = failed
+			pod, inPlace = failed, true
 		}
 		exit = failure.ExitOf(pod, c.classifier)
 	}
 	exit.PodUID = ts.PodUID
 	succeeded := pod != nil && !disrupted && pod.Status.Phase == corev1.PodSucceeded
-	return failure.End{Pod: ts.Pod, Exit: exit, Succeeded: succeeded, Vanished: pod == nil}
+	return failure.End{Pod: ts.Pod, Exit: exit, Succeeded: succeeded, Vanished: pod == nil}, inPlace
 }
 
 // isEnded is whether pod is an instance of the task that has ended for
