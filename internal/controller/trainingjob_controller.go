@@ -21,8 +21,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/leader"
@@ -123,8 +125,10 @@ type Reconciler struct {
 	failures   map[types.NamespacedName]refusals
 	// progress is when each job's plans first left progress unwritten.
 	progress *pendingProgress
-	// progressReads is when each job's training progress was last read.
+	// progressReads reads each job's training progress outside Reconcile.
 	progressReads *progressReads
+	// wake brings a job back to Reconcile from outside the watches.
+	wake chan event.GenericEvent
 	// podWrites caps the pod writes in flight.
 	podWrites *podWrites
 	// confirmed are the jobs whose pods this process has listed from the
@@ -146,14 +150,20 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 func NewReconciler(c client.Client, recorder events.EventRecorder, opts Options) *Reconciler {
 	opts.defaults(c)
 	r := &Reconciler{client: c, recorder: recorder, opts: opts, expect: newExpectations(opts.ExpectationTimeout),
-		failures: map[types.NamespacedName]refusals{}, progress: newPendingProgress(opts.StatusBatch, opts.StatusBatchStart), progressReads: newProgressReads(),
+		failures: map[types.NamespacedName]refusals{}, progress: newPendingProgress(opts.StatusBatch, opts.StatusBatchStart),
 		podWrites: newPodWrites(opts.CreateWorkers), confirmed: &confirmedJobs{jobs: map[types.NamespacedName]bool{}},
 		sshSecrets: newSSHSecrets(), listJobPods: listThrough(c)}
+	r.wake = make(chan event.GenericEvent, wakeBuffer)
+	r.progressReads = newProgressReads(opts.Progress, r.wake)
 	if opts.InPlace.Default == RestartModeAuto {
 		r.nodes = newNodeSupport(ctrl.Log.WithName("restarts"))
 	}
 	return r
 }
+
+// wakeBuffer is how many wakes wait for the controller at most; past it a
+// wake is dropped, and its job waits for its next requeue.
+const wakeBuffer = 1024
 
 // +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs,verbs=get;list;watch;patch;delete
 // +kubebuilder:rbac:groups=muster.dev,resources=trainingjobs/status,verbs=get;update;patch
@@ -353,6 +363,8 @@ func (r *Reconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if r.opts.Kueue {
 		b = b.Watches(workloadObject(), owned)
 	}
+	// A progress read that finished brings its job back.
+	b = b.WatchesRawSource(source.Channel(r.wake, &handler.EnqueueRequestForObject{}))
 	if r.nodes != nil {
 		// No job is planned before this watch has handed r.nodes the
 		// initial list of nodes: a controller's workers start once all its

@@ -11,7 +11,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/plan"
@@ -102,64 +105,106 @@ func (r *httpProgressReader) readOne(ctx context.Context, pod *corev1.Pod, port 
 	return plan.ProgressRead{Report: &report, Reporter: pod.Name}
 }
 
-// progressReads remembers when each job's progress was last read, so
-// that it is read once per spec.progress.intervalSeconds. It is the
-// operator's own memory: one that starts reads every job once at once.
+// progressReads runs each job's progress reads outside Reconcile, once
+// per spec.progress.intervalSeconds, and hands the reconcile that follows
+// what was read. A read asks pods over the network, within sampleDeadline:
+// a pod that does not answer (behind a default-deny NetworkPolicy, a hung
+// program) would hold its job's reconcile for as long, and with every
+// worker held, every job's. The read runs in its own goroutine, one at a
+// time per job; a read that found a report wakes the job (wake), and the
+// next reconcile takes it into its plan. It is the operator's own memory:
+// one that starts reads every job once at once.
 type progressReads struct {
+	reader ProgressReader
+	// wake brings a job back to Reconcile; a full channel drops the wake,
+	// and the read waits for the job's next reconcile, at the latest its
+	// next interval.
+	wake chan<- event.GenericEvent
+
 	mu   sync.Mutex
-	last map[types.NamespacedName]progressReadAt
+	jobs map[types.NamespacedName]*progressReadState
 }
 
-type progressReadAt struct {
+// progressReadState is one job's reads; the UID tells a job made again
+// under the same name from its predecessor.
+type progressReadState struct {
 	uid types.UID
-	at  time.Time
+	// at is when the last read began; zero: none yet, or the last had no
+	// pod to ask, so the job's pods starting bring the next at once.
+	at      time.Time
+	running bool
+	// read is a finished read that no reconcile has taken yet.
+	read *plan.ProgressRead
 }
 
-func newProgressReads() *progressReads {
-	return &progressReads{last: map[types.NamespacedName]progressReadAt{}}
+func newProgressReads(reader ProgressReader, wake chan<- event.GenericEvent) *progressReads {
+	return &progressReads{reader: reader, wake: wake, jobs: map[types.NamespacedName]*progressReadState{}}
 }
 
-// due is whether job's progress should be read at now; if not, how long
-// until it should.
-func (p *progressReads) due(job *musterv1.TrainingJob, now time.Time) (bool, time.Duration) {
-	p.mu.Lock()
-	last, ok := p.last[types.NamespacedName{Namespace: job.Namespace, Name: job.Name}]
-	p.mu.Unlock()
-	var at time.Time
-	if ok && last.uid == job.UID {
-		at = last.at
-	}
-	return trainingprogress.Due(at, job.Spec.Progress.ReadInterval(), now)
-}
-
-// readAt records a read of job's progress.
-func (p *progressReads) readAt(job *musterv1.TrainingJob, now time.Time) {
+// next is the read that finished for job since its last reconcile, if
+// any, and starts the next read of its pods when one is due and none
+// runs. wait is when the next read is due.
+func (p *progressReads) next(ctx context.Context, job *musterv1.TrainingJob, pods []*corev1.Pod, now time.Time) (read *plan.ProgressRead, wait time.Duration) {
+	key := client.ObjectKeyFromObject(job)
+	interval := job.Spec.Progress.ReadInterval()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.last[types.NamespacedName{Namespace: job.Namespace, Name: job.Name}] = progressReadAt{uid: job.UID, at: now}
+	s := p.jobs[key]
+	if s == nil || s.uid != job.UID {
+		s = &progressReadState{uid: job.UID}
+		p.jobs[key] = s
+	}
+	read, s.read = s.read, nil
+	if s.running {
+		return read, interval
+	}
+	due, wait := trainingprogress.Due(s.at, interval, now)
+	if !due {
+		return read, wait
+	}
+	s.running, s.at = true, now
+	// The plan reads the job and the pods as this read does; each gets
+	// its own job, and pods are never changed (the cache's own).
+	go p.read(ctx, key, s, job.DeepCopy(), slices.Clone(pods))
+	return read, interval
+}
+
+// read reads one job's progress and keeps it for the job's next
+// reconcile, unless the job has gone or been made again meanwhile.
+func (p *progressReads) read(ctx context.Context, key types.NamespacedName, s *progressReadState, job *musterv1.TrainingJob, pods []*corev1.Pod) {
+	got, asked := p.reader.Read(ctx, job, pods)
+	p.mu.Lock()
+	s.running = false
+	current := p.jobs[key] == s
+	switch {
+	case !asked:
+		s.at = time.Time{}
+	case got != nil && current:
+		s.read = got
+	}
+	p.mu.Unlock()
+	if got == nil || !current || p.wake == nil {
+		return
+	}
+	select {
+	case p.wake <- event.GenericEvent{Object: &musterv1.TrainingJob{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}}:
+	default:
+	}
 }
 
 func (p *progressReads) forget(key types.NamespacedName) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.last, key)
+	delete(p.jobs, key)
 }
 
-// readProgress reads the job's training progress when it asks for it, runs,
-// and a read is due. wait is when the next read is due (zero: none).
+// readProgress is the job's training progress read since its last
+// reconcile, when it asks for it and runs, and starts the next read when
+// one is due. wait is when the next read is due (zero: none).
 func (r *Reconciler) readProgress(ctx context.Context, job *musterv1.TrainingJob, pods []*corev1.Pod, now time.Time) (read *plan.ProgressRead, wait time.Duration) {
 	if ex := job.Spec.Run.Execution; !job.Spec.Progress.Enabled() || r.opts.Progress == nil || (ex != "" && ex != musterv1.ExecutionStart) ||
 		job.Status.IsTrue(musterv1.ConditionSucceeded) || job.Status.IsTrue(musterv1.ConditionFailed) {
 		return nil, 0
 	}
-	interval := job.Spec.Progress.ReadInterval()
-	if due, wait := r.progressReads.due(job, now); !due {
-		return nil, wait
-	}
-	read, asked := r.opts.Progress.Read(ctx, job, pods)
-	if !asked {
-		return nil, 0
-	}
-	r.progressReads.readAt(job, now)
-	return read, interval
+	return r.progressReads.next(ctx, job, pods, now)
 }

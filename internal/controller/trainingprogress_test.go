@@ -8,11 +8,17 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
+	"github.com/muster-dev/muster/internal/plan"
+	"github.com/muster-dev/muster/internal/testutil"
+	"github.com/muster-dev/muster/internal/trainingprogress"
 )
 
 // progressPods serves a body (empty: 404) at /progress from one loopback
@@ -116,5 +122,57 @@ func TestProgressReaderTellsAnUnreadableAnswer(t *testing.T) {
 	}
 	if read, asked := (&httpProgressReader{http: newMetricsClient()}).Read(context.Background(), s.job(""), s.pods); read != nil || asked {
 		t.Fatalf("pending pods were read: %+v, asked %v", read, asked)
+	}
+}
+
+// blockingReader is a progress read that takes until the test lets it
+// finish, as a pod behind a default-deny NetworkPolicy does until the
+// read's deadline.
+type blockingReader struct {
+	release chan struct{}
+	step    int64
+}
+
+func (b *blockingReader) Read(ctx context.Context, _ *musterv1.TrainingJob, _ []*corev1.Pod) (*plan.ProgressRead, bool) {
+	<-b.release
+	return &plan.ProgressRead{Report: &trainingprogress.Report{Step: &b.step}, Reporter: "j-worker-0"}, true
+}
+
+// A progress read runs outside Reconcile: a reconcile returns while the
+// read still waits on its pods, the read's end wakes the job, and the
+// next reconcile writes what it read. Read inside Reconcile, as before,
+// the first reconcile would wait for the read.
+func TestAProgressReadHoldsNoReconcile(t *testing.T) {
+	reader := &blockingReader{release: make(chan struct{}), step: 7}
+	job := testutil.MakeJob("j", "ns").Role("worker", 1).Progress(musterv1.DefaultProgressPort, 0).Obj()
+	h := newHarness(t, job, interceptor.Funcs{}, Options{Progress: reader})
+	returned := make(chan error, 1)
+	go func() {
+		_, err := h.r.Reconcile(context.Background(), ctrl.Request{NamespacedName: h.key})
+		returned <- err
+	}()
+	select {
+	case err := <-returned:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		close(reader.release)
+		t.Fatal("Reconcile waited for the progress read")
+	}
+	close(reader.release)
+	select {
+	case e := <-h.r.wake:
+		if e.Object.GetName() != "j" || e.Object.GetNamespace() != "ns" {
+			t.Fatalf("woke %s/%s", e.Object.GetNamespace(), e.Object.GetName())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the finished read did not wake the job")
+	}
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if p := h.job().Status.Progress; p == nil || p.Step == nil || *p.Step != 7 || p.Reporter != "j-worker-0" {
+		t.Fatalf("the read did not reach status: %+v", p)
 	}
 }
