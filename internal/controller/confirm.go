@@ -210,34 +210,73 @@ func (r *Reconciler) restoreLabels(ctx context.Context, job *musterv1.TrainingJo
 
 // taskLabels are the Muster labels of a task's pod, read from the variables
 // Muster gave its first container: unlike labels, a pod's spec cannot
-// change.
+// change. The attempt variables of a pod that restarts in place follow its
+// labels (objects.followAttemptLabels), so they say nothing once the
+// labels are gone: its attempts are read from the job's status, which
+// holds the numbers the last restart asked of the pod.
 func taskLabels(job *musterv1.TrainingJob, pod *corev1.Pod) (map[string]string, bool) {
 	if len(pod.Spec.Containers) == 0 {
 		return nil, false
 	}
-	env := map[string]string{}
+	env := map[string]corev1.EnvVar{}
 	for _, e := range pod.Spec.Containers[0].Env {
-		env[e.Name] = e.Value
+		env[e.Name] = e
 	}
-	role := topology.Find(job, env[musterv1.EnvRoleName])
-	if role == nil || env[musterv1.EnvJobName] != job.Name {
+	role := topology.Find(job, env[musterv1.EnvRoleName].Value)
+	if role == nil || env[musterv1.EnvJobName].Value != job.Name {
 		return nil, false
 	}
-	labels := map[string]string{musterv1.LabelJobName: job.Name, musterv1.LabelRole: role.Name}
-	for label, name := range map[string]string{musterv1.LabelTaskIndex: musterv1.EnvTaskIndex,
-		musterv1.LabelJobAttempt: musterv1.EnvJobAttempt, musterv1.LabelTaskAttempt: musterv1.EnvTaskAttempt} {
-		n, err := strconv.Atoi(env[name])
-		if err != nil || n < 0 {
+	index, err := strconv.Atoi(env[musterv1.EnvTaskIndex].Value)
+	if err != nil || index < 0 || pod.Name != objects.PodName(job.Name, role.Name, int32(index)) {
+		return nil, false
+	}
+	labels := map[string]string{musterv1.LabelJobName: job.Name, musterv1.LabelRole: role.Name, musterv1.LabelTaskIndex: strconv.Itoa(index)}
+	kept := func() (int32, bool) { return keptTaskAttempt(job, role.Name, int32(index)) }
+	for label, name := range map[string]string{musterv1.LabelJobAttempt: musterv1.EnvJobAttempt, musterv1.LabelTaskAttempt: musterv1.EnvTaskAttempt} {
+		e := env[name]
+		n, err := strconv.Atoi(e.Value)
+		switch {
+		case e.ValueFrom == nil && err == nil && n >= 0:
+		case followsLabel(e, label) && label == musterv1.LabelJobAttempt:
+			n = int(job.Status.Attempt)
+		case followsLabel(e, label):
+			t, ok := kept()
+			if !ok {
+				return nil, false
+			}
+			n = int(t)
+		default:
 			return nil, false
 		}
 		labels[label] = strconv.Itoa(n)
-	}
-	index, _ := strconv.Atoi(labels[musterv1.LabelTaskIndex])
-	if pod.Name != objects.PodName(job.Name, role.Name, int32(index)) {
-		return nil, false
 	}
 	if topology.ScalingOf(job, role.Name) != nil {
 		labels[musterv1.LabelScalable] = "true"
 	}
 	return labels, true
+}
+
+// followsLabel is whether a variable reads the pod's label.
+func followsLabel(e corev1.EnvVar, label string) bool {
+	return e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.labels['"+label+"']"
+}
+
+// keptTaskAttempt is the instance of a task that its pod, restarting in
+// place, was last asked to be, as the job's status keeps it: the task's
+// attempts, or the one after while the task restarts (status keeps the
+// ended instance's number until the next runs).
+func keptTaskAttempt(job *musterv1.TrainingJob, role string, index int32) (int32, bool) {
+	for i := range job.Status.Roles {
+		if rs := &job.Status.Roles[i]; rs.Name == role {
+			t, ok := rs.Task(index)
+			if !ok || t.Attempts <= 0 {
+				return 0, false
+			}
+			if t.State == musterv1.TaskRestarting {
+				return t.Attempts + 1, true
+			}
+			return t.Attempts, true
+		}
+	}
+	return 0, false
 }

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,7 +47,13 @@ func running(t *testing.T) *harness {
 // runningWith is running with the test's interceptors.
 func runningWith(t *testing.T, funcs interceptor.Funcs) *harness {
 	t.Helper()
-	h := newHarness(t, twoWorkers(), funcs, Options{})
+	return runningWithOptions(t, funcs, Options{})
+}
+
+// runningWithOptions is runningWith under the operator's opts.
+func runningWithOptions(t *testing.T, funcs interceptor.Funcs, opts Options) *harness {
+	t.Helper()
+	h := newHarness(t, twoWorkers(), funcs, opts)
 	if _, err := h.reconcile(); err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +130,19 @@ func TestAVanishedPodConfirmedGoneIsCounted(t *testing.T) {
 // Someone removes the label Muster's cache finds a running pod by: the pod
 // leaves the cache but is still the job's. It is not taken for vanished:
 // it is found by its name, its labels are put back, and the job says so.
+// A pod made to restart in place, whose attempt variables follow its
+// labels, has its attempts put back from the job's status.
 func TestAPodWhoseLabelsWereChangedIsFoundAndMended(t *testing.T) {
-	h := running(t)
+	for name, opts := range map[string]Options{
+		"re-created": {},
+		"in place":   {InPlace: plan.InPlaceSupport{WatcherImage: "m", Default: musterv1.RestartModeInPlace}},
+	} {
+		t.Run(name, func(t *testing.T) { relabelledPodIsMended(t, opts) })
+	}
+}
+
+func relabelledPodIsMended(t *testing.T, opts Options) {
+	h := runningWithOptions(t, interceptor.Funcs{}, opts)
 	ctx := context.Background()
 	pod := &corev1.Pod{}
 	key := types.NamespacedName{Namespace: h.key.Namespace, Name: "j-worker-1"}
@@ -324,5 +342,30 @@ func TestARestartInPlaceNeedsTheNewestJob(t *testing.T) {
 	}
 	if needsFreshJob(plan.Result{}) {
 		t.Fatal("a plan that acts on no pod needs no check")
+	}
+}
+
+// The attempts of a pod that restarts in place come from the job's status:
+// the task's instance, or the next one while the task restarts into it.
+func TestTaskLabelsOfAnInPlacePodComeFromStatus(t *testing.T) {
+	job := twoWorkers()
+	job.Status.Attempt = 3
+	follow := func(name, label string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.labels['" + label + "']"}}}
+	}
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "j-worker-1"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Env: []corev1.EnvVar{
+		{Name: musterv1.EnvJobName, Value: "j"}, {Name: musterv1.EnvRoleName, Value: "worker"}, {Name: musterv1.EnvTaskIndex, Value: "1"},
+		follow(musterv1.EnvJobAttempt, musterv1.LabelJobAttempt), follow(musterv1.EnvTaskAttempt, musterv1.LabelTaskAttempt),
+	}}}}}
+	for state, want := range map[musterv1.TaskState]string{musterv1.TaskRunning: "2", musterv1.TaskRestarting: "3"} {
+		job.Status.Roles = []musterv1.RoleStatus{{Name: "worker", Tasks: []musterv1.TaskStatus{{Index: 0, Attempts: 1}, {Index: 1, Attempts: 2, State: state}}}}
+		labels, ok := taskLabels(job, pod)
+		if !ok || labels[musterv1.LabelTaskAttempt] != want || labels[musterv1.LabelJobAttempt] != "3" {
+			t.Errorf("%s: labels %v (%v), want task attempt %s, job attempt 3", state, labels, ok, want)
+		}
+	}
+	job.Status.Roles = nil
+	if labels, ok := taskLabels(job, pod); ok {
+		t.Errorf("a task status does not know: labels %v", labels)
 	}
 }
