@@ -187,6 +187,7 @@ const (
 	EventReasonPodLabelsChanged     EventReason = "PodLabelsChanged"
 	EventReasonStalled              EventReason = "Stalled"
 	EventReasonProgressUnreadable   EventReason = "ProgressUnreadable"
+	EventReasonCacheBehind          EventReason = "PodCacheBehind"
 )
 
 // EndedEventReason is the reason of the Event that records a job's end

@@ -44,9 +44,33 @@ import (
 // confirmedJobs are the jobs this process has checked its pod cache for,
 // by name: a job made after the process started has no status but its own,
 // so one that takes the name of a confirmed job needs no check either.
+// It also counts, per job, the checks in a row that found the cache
+// behind.
 type confirmedJobs struct {
-	mu   sync.Mutex
-	jobs map[types.NamespacedName]bool
+	mu    sync.Mutex
+	jobs  map[types.NamespacedName]bool
+	waits map[types.NamespacedName]int
+}
+
+// cacheWaitsToTell is how many checks in a row must find a job's pod cache
+// behind before the job is told, once per run of them: a cache behind for
+// one or two plans is the watch's ordinary lag.
+const cacheWaitsToTell = 5
+
+// waited counts a check of job's cache that found it behind, or ends the
+// run of them, and returns how many are in the run.
+func (c *confirmedJobs) waited(job types.NamespacedName, behind bool) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !behind {
+		delete(c.waits, job)
+		return 0
+	}
+	if c.waits == nil {
+		c.waits = map[types.NamespacedName]int{}
+	}
+	c.waits[job]++
+	return c.waits[job]
 }
 
 func (c *confirmedJobs) has(job types.NamespacedName) bool {
@@ -65,6 +89,21 @@ func (c *confirmedJobs) forget(job types.NamespacedName) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.jobs, job)
+	delete(c.waits, job)
+}
+
+// samePlanned is whether two states of a pod are alike in all a plan
+// reads of them: what the pod cache keeps (trimPod), but the
+// resourceVersion.
+func samePlanned(cached, live *corev1.Pod) bool {
+	return equality.Semantic.DeepEqual(plannedView(cached), plannedView(live))
+}
+
+func plannedView(pod *corev1.Pod) *corev1.Pod {
+	trimmed, _ := trimPod(pod.DeepCopy())
+	out := trimmed.(*corev1.Pod)
+	out.ResourceVersion = ""
+	return out
 }
 
 // cacheBehind is whether the plan must wait for the pod cache to catch up
@@ -115,9 +154,10 @@ func (r *Reconciler) confirmPods(ctx context.Context, job *musterv1.TrainingJob,
 	for _, p := range cached {
 		inCache[p.UID] = true
 	}
-	// live holds each pod's resourceVersion: the list is a consistent
-	// read, so a cached pod with another is an older state of it.
-	live := make(map[types.UID]string, len(list.Items))
+	// live holds each pod as the API server has it now: the list is a
+	// consistent read, so a cached pod with another resourceVersion is an
+	// older state of it.
+	live := make(map[types.UID]*corev1.Pod, len(list.Items))
 	liveNames := make(map[string]bool, len(list.Items))
 	var appear []plan.PodRef
 	for i := range list.Items {
@@ -125,7 +165,7 @@ func (r *Reconciler) confirmPods(ctx context.Context, job *musterv1.TrainingJob,
 		if !metav1.IsControlledBy(p, job) {
 			continue
 		}
-		live[p.UID], liveNames[p.Name] = p.ResourceVersion, true
+		live[p.UID], liveNames[p.Name] = p, true
 		if !inCache[p.UID] {
 			appear = append(appear, plan.PodRef{Name: p.Name, UID: p.UID})
 		}
@@ -133,14 +173,17 @@ func (r *Reconciler) confirmPods(ctx context.Context, job *musterv1.TrainingJob,
 	var leave []types.UID
 	older := 0
 	for _, p := range cached {
-		rv, ok := live[p.UID]
+		now, ok := live[p.UID]
 		switch {
 		case !ok:
 			leave = append(leave, p.UID)
-		case rv != p.ResourceVersion:
+		case now.ResourceVersion != p.ResourceVersion && !samePlanned(p, now):
 			// The same instance, as it was: a pod the API server shows
 			// being deleted may still run in the cache, and a plan
 			// made from that would take it for the task's current pod.
+			// A change the plan does not read (readiness, a node's
+			// heartbeat in its status) holds nothing up: a big job
+			// starting, or one pod flapping, would hold every plan.
 			older++
 		}
 	}
@@ -156,9 +199,16 @@ func (r *Reconciler) confirmPods(ctx context.Context, job *musterv1.TrainingJob,
 			appear = append(appear, *ref)
 		}
 	}
+	key := client.ObjectKeyFromObject(job)
 	if len(appear) == 0 && len(leave) == 0 && older == 0 {
-		r.confirmed.add(client.ObjectKeyFromObject(job))
+		r.confirmed.add(key)
+		r.confirmed.waited(key, false)
 		return true, nil
+	}
+	if waits := r.confirmed.waited(key, true); waits == cacheWaitsToTell {
+		r.recorder.Eventf(job, nil, corev1.EventTypeWarning, string(musterv1.EventReasonCacheBehind), "Reconcile",
+			"the operator's pod cache has been behind the API server for %d plans in a row (%d pods not yet seen, %d gone yet shown, %d in older states): the job's changes wait for it",
+			waits, len(appear), len(leave), older)
 	}
 	// Not confirmed: the next plan that would act checks again. Pods to
 	// appear or leave hold the job's plans until the cache shows them (the

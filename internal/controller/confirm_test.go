@@ -315,6 +315,88 @@ func TestAStartedOperatorWaitsForAPodsNewerState(t *testing.T) {
 	}
 }
 
+// suspendedAfterRestart is a running job whose spec has changed (it is
+// suspended) since its status was written, as an operator that has just
+// started finds it: its first plan is confirmed against the API server.
+func suspendedAfterRestart(t *testing.T, h *harness) {
+	t.Helper()
+	job := h.job()
+	job.Status.ObservedGeneration = 1
+	if err := h.c.Status().Update(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+	job = h.job()
+	job.Spec.Run.Execution = musterv1.ExecutionSuspend
+	if err := h.c.Update(context.Background(), job); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A pod whose newer state differs from the cached one only in what no
+// plan reads (its readiness) holds nothing up: a big job starting, or one
+// pod flapping its readiness, would otherwise hold every plan of the job.
+func TestAChangeNoPlanReadsHoldsNoPlan(t *testing.T) {
+	h := running(t)
+	ctx := context.Background()
+	was := map[string]corev1.Pod{}
+	for _, p := range h.pods() {
+		was[p.Name] = p
+	}
+	pod := was["j-worker-1"]
+	pod.Status.Conditions = append(pod.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
+	if err := h.c.Status().Update(ctx, &pod); err != nil {
+		t.Fatal(err)
+	}
+	suspendedAfterRestart(t, h)
+	writes := h.statusWrites
+	cache := olderCache{Client: h.c, was: map[string]corev1.Pod{"j-worker-1": was["j-worker-1"]}}
+	h.r = NewReconciler(cache, h.rec, Options{Clock: h.r.opts.Clock, APIReader: h.c})
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	if h.statusWrites == writes {
+		t.Fatal("a readiness change the plan does not read held the plan")
+	}
+	if job := h.job(); !job.Status.IsTrue(musterv1.ConditionSuspended) {
+		t.Fatalf("the job was not suspended: %+v", job.Status.Conditions)
+	}
+}
+
+// A job whose pod cache stays behind is told, once per run of waits.
+func TestACacheBehindForSeveralPlansIsTold(t *testing.T) {
+	h := running(t)
+	suspendedAfterRestart(t, h)
+	cache := behindCache{Client: h.c, hidden: map[string]bool{"j-worker-1": true}}
+	h.r = NewReconciler(cache, h.rec, Options{Clock: h.r.opts.Clock, APIReader: h.c})
+	told := func() int {
+		n := 0
+		for _, e := range h.events() {
+			if strings.Contains(e, string(musterv1.EventReasonCacheBehind)) {
+				n++
+			}
+		}
+		return n
+	}
+	for i := 1; i < cacheWaitsToTell; i++ {
+		h.r.expect.forget(h.job().UID) // each plan gets as far as the check
+		if _, err := h.reconcile(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := told(); n != 0 {
+		t.Fatalf("told after %d waits", cacheWaitsToTell-1)
+	}
+	for range 3 {
+		h.r.expect.forget(h.job().UID)
+		if _, err := h.reconcile(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := told(); n != 1 {
+		t.Fatalf("told %d times in one run of waits, want once", n)
+	}
+}
+
 // A plan that only restarts pods in place changes them as surely as one
 // that deletes them: made by an operator that has just started, it waits
 // for a pod cache confirmed against the API server (a stale cache shows an
