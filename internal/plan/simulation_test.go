@@ -113,9 +113,18 @@ func (s *sim) run(steps int, done func() bool) {
 	s.t.Helper()
 	for i := 0; i < steps && !done(); i++ {
 		s.event()
+		if s.away > 0 {
+			s.away--
+			continue
+		}
 		s.reconcile(i)
 	}
 }
+
+// awaySteps is how many events an operator that goes away misses: enough
+// for a training container to fail, and be restarted alone, several times
+// between two plans.
+const awaySteps = 4
 
 type sim struct {
 	*world
@@ -151,6 +160,10 @@ type sim struct {
 	// failedInPlace are the instances whose training container failed and
 	// was restarted alone (restartedAlone), by UID and instance.
 	failedInPlace map[string]bool
+	// away is how many more events pass with no reconcile: the operator
+	// is down (an upgrade, a lost leader) while its pods run on, in run
+	// only.
+	away int
 }
 
 // madePod is one pod instance the world made.
@@ -298,6 +311,13 @@ func (s *sim) event() {
 			s.cache, s.confirmed = s.pasts[n-1-back], false
 			s.log = append(s.log, fmt.Sprintf("an operator starts with a pod cache %d reconciles behind", back+1))
 		}
+	case r < 95:
+		// The operator goes away while pods that restart in place run on:
+		// their nodes restart failed training containers without it.
+		if s.inPlace.WatcherImage != "" {
+			s.away, s.confirmed = awaySteps, false
+			s.log = append(s.log, fmt.Sprintf("the operator is away for %d events", awaySteps))
+		}
 	}
 }
 
@@ -338,8 +358,10 @@ func sameStates(a, b map[string]*corev1.Pod) bool {
 }
 
 // countEnds checks the ends a written status counted: each at most once,
-// and only of a pod that has ended.
-func (s *sim) countEnds(step int, res Result) {
+// and only of a pod that has ended; and, of a pod that restarts in place,
+// that the restarts its node made alone are all charged by then, at least
+// once (chargeNodeRestarts).
+func (s *sim) countEnds(step int, res Result, view map[string]*corev1.Pod) {
 	s.t.Helper()
 	if s.counted == nil {
 		s.counted = map[types.UID]bool{}
@@ -363,6 +385,7 @@ func (s *sim) countEnds(step int, res Result) {
 			s.fatalf("step %d: counts the end of %s (%s) a second time", step, e.Name, key)
 		}
 		s.counted[types.UID(key)] = true
+		s.chargedAlone(step, res, e, view[e.Name])
 		p := s.pods[e.Name]
 		if p == nil || p.UID != uid || p.DeletionTimestamp != nil || observe.Ended(p) {
 			continue
@@ -371,6 +394,32 @@ func (s *sim) countEnds(step int, res Result) {
 		// the pod has moved to its next one since.
 		if !s.failedInPlace[key] {
 			s.fatalf("step %d: counts the end of %s (%s), which has not ended (%s)", step, e.Name, key, p.Status.Phase)
+		}
+	}
+}
+
+// chargedAlone checks that a written status that counts the end of a pod
+// that restarts in place has charged every restart its node made alone of
+// the pod's training containers, as the plan saw them (observe.NodeRestarts
+// of seen, the pod in the plan's view).
+func (s *sim) chargedAlone(step int, res Result, e PodEnd, seen *corev1.Pod) {
+	s.t.Helper()
+	// A pod made in the same plan to replace it starts its count again.
+	replaced := slices.ContainsFunc(res.CreatePods, func(p *corev1.Pod) bool { return p.Name == e.Name })
+	if seen == nil || seen.UID != e.UID || replaced {
+		return
+	}
+	alone, known := observe.NodeRestarts(seen)
+	if !known {
+		return
+	}
+	st := res.Status.DeepCopy()
+	expandTasks(s.job, st)
+	for _, rs := range st.Roles {
+		for _, ts := range rs.Tasks {
+			if ts.Pod == e.Name && ts.NodeRestarts != alone {
+				s.fatalf("step %d: the end of %s is counted with %d of its node's %d restarts alone charged", step, e.Name, ts.NodeRestarts, alone)
+			}
 		}
 	}
 }
@@ -413,8 +462,8 @@ func removedAtOnce(res Result, pod *corev1.Pod) bool {
 func (s *sim) reconcile(step int) {
 	s.t.Helper()
 	defer s.remember()
-	view := s.pods
-	if s.cache != nil {
+	view, lagged := s.pods, s.cache != nil
+	if lagged {
 		view = s.cache
 	}
 	res := s.planOn(view)
@@ -467,21 +516,23 @@ func (s *sim) reconcile(step int) {
 	case 1:
 		s.release(res.ReleaseAtOnce)
 		s.job.Status = res.Status
-		s.countEnds(step, res)
+		s.countEnds(step, res, view)
 		s.log = append(s.log, "crash between the status write and the actions")
 		s.confirmed = false
 	case 2:
 		s.applyCut(res)
-		s.countEnds(step, res)
+		s.countEnds(step, res, view)
 		s.confirmed = false
 	default:
 		s.apply(res)
-		s.countEnds(step, res)
+		s.countEnds(step, res, view)
 		// The operator waits for its cache to show its own writes
 		// (controller expectations): it has caught up by then.
 		s.cache = nil
 		for _, p := range s.pods {
-			if observe.DeletionStranded(p) {
+			// A plan on a cache that is behind has yet to see the
+			// stranded deletion: the cache catching up brings the next.
+			if observe.DeletionStranded(p) && !lagged {
 				s.fatalf("step %d: pod %s stays marked deleting with nothing to remove it", step, p.Name)
 			}
 		}
@@ -613,7 +664,10 @@ func (s *sim) check(step int, wasFinished bool) {
 			s.fatalf("step %d: %s went down from %d to %d", step, c.what, c.then, c.now)
 		}
 	}
-	if limit := failure.BudgetOf(s.job).Limit; st.Restarts.Accountable > limit {
+	// Past the budget only through restarts a node made alone, which no
+	// operator can stop (it was away, or the pod was restarting): they are
+	// charged as they happened, and the job then ends.
+	if limit := failure.BudgetOf(s.job).Limit; st.Restarts.Accountable > limit && (s.inPlace.WatcherImage == "" || !st.Finished()) {
 		s.fatalf("step %d: %d accountable restarts exceed backoffLimit %d", step, st.Restarts.Accountable, limit)
 	}
 	if st.Restarts.Accountable > st.Restarts.Total {
