@@ -283,16 +283,7 @@ func TestAStartedOperatorWaitsForAPodsNewerState(t *testing.T) {
 	}
 	// The fake client keeps no generations; the API server's would be
 	// observed by now.
-	job := h.job()
-	job.Status.ObservedGeneration = 1
-	if err := h.c.Status().Update(context.Background(), job); err != nil {
-		t.Fatal(err)
-	}
-	job = h.job()
-	job.Spec.Run.Execution = musterv1.ExecutionSuspend
-	if err := h.c.Update(context.Background(), job); err != nil {
-		t.Fatal(err)
-	}
+	suspendedAfterRestart(t, h)
 	writes := h.statusWrites
 	cache := olderCache{Client: h.c, was: map[string]corev1.Pod{"j-worker-1": was["j-worker-1"]}}
 	h.r = NewReconciler(cache, h.rec, Options{Clock: h.r.opts.Clock, APIReader: h.c})
