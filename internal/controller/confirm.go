@@ -57,15 +57,11 @@ type confirmedJobs struct {
 // one or two plans is the watch's ordinary lag.
 const cacheWaitsToTell = 5
 
-// waited counts a check of job's cache that found it behind, or ends the
-// run of them, and returns how many are in the run.
-func (c *confirmedJobs) waited(job types.NamespacedName, behind bool) int {
+// behind counts a check of job's cache that found it behind, and returns
+// how many checks in a row have; a confirmation (add) ends the run.
+func (c *confirmedJobs) behind(job types.NamespacedName) int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !behind {
-		delete(c.waits, job)
-		return 0
-	}
 	if c.waits == nil {
 		c.waits = map[types.NamespacedName]int{}
 	}
@@ -83,6 +79,7 @@ func (c *confirmedJobs) add(job types.NamespacedName) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.jobs[job] = true
+	delete(c.waits, job)
 }
 
 func (c *confirmedJobs) forget(job types.NamespacedName) {
@@ -202,10 +199,9 @@ func (r *Reconciler) confirmPods(ctx context.Context, job *musterv1.TrainingJob,
 	key := client.ObjectKeyFromObject(job)
 	if len(appear) == 0 && len(leave) == 0 && older == 0 {
 		r.confirmed.add(key)
-		r.confirmed.waited(key, false)
 		return true, nil
 	}
-	if waits := r.confirmed.waited(key, true); waits == cacheWaitsToTell {
+	if waits := r.confirmed.behind(key); waits == cacheWaitsToTell {
 		r.recorder.Eventf(job, nil, corev1.EventTypeWarning, string(musterv1.EventReasonCacheBehind), "Reconcile",
 			"the operator's pod cache has been behind the API server for %d plans in a row (%d pods not yet seen, %d gone yet shown, %d in older states): the job's changes wait for it",
 			waits, len(appear), len(leave), older)
@@ -281,7 +277,6 @@ func taskLabels(job *musterv1.TrainingJob, pod *corev1.Pod) (map[string]string, 
 		return nil, false
 	}
 	labels := map[string]string{musterv1.LabelJobName: job.Name, musterv1.LabelRole: role.Name, musterv1.LabelTaskIndex: strconv.Itoa(index)}
-	kept := func() (int32, bool) { return keptTaskAttempt(job, role.Name, int32(index)) }
 	for label, name := range map[string]string{musterv1.LabelJobAttempt: musterv1.EnvJobAttempt, musterv1.LabelTaskAttempt: musterv1.EnvTaskAttempt} {
 		e := env[name]
 		n, err := strconv.Atoi(e.Value)
@@ -290,7 +285,7 @@ func taskLabels(job *musterv1.TrainingJob, pod *corev1.Pod) (map[string]string, 
 		case followsLabel(e, label) && label == musterv1.LabelJobAttempt:
 			n = int(job.Status.Attempt)
 		case followsLabel(e, label):
-			t, ok := kept()
+			t, ok := keptTaskAttempt(job, role.Name, int32(index))
 			if !ok {
 				return nil, false
 			}

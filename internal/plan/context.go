@@ -25,8 +25,9 @@ type planContext struct {
 	classifier failure.Classifier
 	pods       observe.Pods
 	// endsLater are the pods whose end this plan left to the next
-	// (maxEndsPerPlan): they stay held by the tracking finalizer until a
-	// written status holds their end. Shared by the context's copies.
+	// (maxEndsPerPlan), or waits for (awaitFinalReports): they stay held
+	// by the tracking finalizer until a written status holds their end.
+	// Shared by the context's copies.
 	endsLater map[types.UID]bool
 	// inPlace is what the operator offers for restarts in place; gang is
 	// whether the job has a gang backend.
