@@ -25,6 +25,7 @@ const restartWatcherCommand = "restart-watcher"
 func runRestartWatcher(args []string) int {
 	fs := flag.NewFlagSet(restartWatcherCommand, flag.ContinueOnError)
 	file := fs.String("file", "", "downward API file that carries the pod's "+musterv1.AnnotationInPlaceRestarts+" annotation")
+	state := fs.String("state", "", "file on a volume that outlives the watcher's restarts where it keeps the value it last acted on; empty: start from the environment's value each time")
 	interval := fs.Duration("interval", 200*time.Millisecond, "how often the file is read")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -39,7 +40,8 @@ func runRestartWatcher(args []string) int {
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(os.Stderr, time.Now().UTC().Format(time.RFC3339)+" "+format+"\n", a...)
 	}
-	err := restartwatch.Watch(ctx, *file, os.Getenv(musterv1.EnvInPlaceRestarts), *interval, logf)
+	started := restartwatch.Start(*state, os.Getenv(musterv1.EnvInPlaceRestarts), logf)
+	err := restartwatch.Watch(ctx, *file, *state, started, *interval, logf)
 	if errors.Is(err, restartwatch.ErrRestart) {
 		return restartwatch.ExitCode
 	}

@@ -21,6 +21,21 @@ func TestTheRestartWatcherExitsWithTheRestartCodeWhenAsked(t *testing.T) {
 	}
 }
 
+func TestTheRestartWatcherKeepsTheValueItActedOn(t *testing.T) {
+	dir := t.TempDir()
+	path, state := filepath.Join(dir, "restarts"), filepath.Join(dir, "acted")
+	if err := os.WriteFile(path, []byte("1"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(musterv1.EnvInPlaceRestarts, "0")
+	if got := runRestartWatcher([]string{"--file", path, "--state", state, "--interval", "10ms"}); got != restartwatch.ExitCode {
+		t.Fatalf("exit code %d, want %d", got, restartwatch.ExitCode)
+	}
+	if kept, err := os.ReadFile(state); err != nil || string(kept) != "1" {
+		t.Fatalf("kept %q (%v), want 1", kept, err)
+	}
+}
+
 func TestTheRestartWatcherRefusesBadArguments(t *testing.T) {
 	for _, args := range [][]string{nil, {"--file", "x", "--interval", "0s"}, {"--nope"}} {
 		if got := runRestartWatcher(args); got != 2 {

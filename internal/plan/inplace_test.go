@@ -187,11 +187,16 @@ func TestAGangBackendKeepsItsGangThroughAnInPlaceRestart(t *testing.T) {
 	}
 	placedBy(w, "j-0")
 
-	// j-w-2 ends (its restart watcher's record stays, as the kubelet
-	// keeps it): an ended pod cannot restart in place.
-	watcher := w.pods["j-w-2"].Status.InitContainerStatuses
+	// j-w-2 ends (its restart watcher's record and every restart count
+	// stay, as the kubelet keeps them): an ended pod cannot restart in
+	// place.
+	before := w.pods["j-w-2"].Status
 	w.exit("j-w-2", 1)
-	w.pods["j-w-2"].Status.InitContainerStatuses = watcher
+	ended := &w.pods["j-w-2"].Status
+	ended.InitContainerStatuses = before.InitContainerStatuses
+	for i := range ended.ContainerStatuses {
+		ended.ContainerStatuses[i].RestartCount = before.ContainerStatuses[i].RestartCount
+	}
 	res := w.step()
 	for i := 0; len(res.DeletePods) == 0 && len(res.RestartPods) == 0 && i < 5; i++ {
 		w.now = w.now.Add(time.Minute) // the back-off between attempts

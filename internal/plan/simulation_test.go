@@ -318,6 +318,16 @@ func (s *sim) event() {
 			s.away, s.confirmed = awaySteps, false
 			s.log = append(s.log, fmt.Sprintf("the operator is away for %d events", awaySteps))
 		}
+	case r < 98:
+		// A pod's restart watcher exits on its own and is restarted alone,
+		// perhaps with an ask landed that it had not read yet.
+		if s.inPlace.WatcherImage == "" {
+			break
+		}
+		if p := pick(); p != nil && observe.InPlaceOf(p) != observe.NotInPlace && p.DeletionTimestamp == nil && !observe.Ended(p) {
+			kubelet.WatcherRestartedAlone(p, s.now)
+			s.log = append(s.log, "watcher restarted alone "+p.Name)
+		}
 	}
 }
 

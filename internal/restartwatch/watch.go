@@ -26,12 +26,20 @@
 //     writes that happen only on a restart.
 //
 // Reading the downward API file locally costs the cluster nothing.
+//
+// The value the watcher compares against is the one it last acted on,
+// kept in a file of its own on a volume that outlives its restarts (an
+// emptyDir), not the one it was started with: the kubelet reads the
+// environment again at each start, so a watcher that exited for any other
+// reason after an ask landed and before it read it would come back with
+// the new value and never ask (Start).
 package restartwatch
 
 import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -45,14 +53,62 @@ const ExitCode = 86
 // ErrRestart is what Watch returns when the pod is to restart.
 var ErrRestart = errors.New("the operator asked for an in-place restart")
 
+// Start is the value a watcher compares against: the one kept in state
+// (the value it last acted on), and on its first start, when state holds
+// none, started, the value its environment gave, which it then keeps. An
+// empty state keeps nothing, and a state that cannot be read or written
+// leaves the environment's value (logged): what a watcher without a state
+// volume does.
+func Start(state, started string, logf func(string, ...any)) string {
+	started = strings.TrimSpace(started)
+	if state == "" {
+		return started
+	}
+	kept, err := os.ReadFile(state)
+	if err == nil {
+		return strings.TrimSpace(string(kept))
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		logf("cannot read %s, starting from %q: %v", state, started, err)
+		return started
+	}
+	if err := keep(state, started); err != nil {
+		logf("cannot keep %q in %s: %v", started, state, err)
+	}
+	return started
+}
+
+// keep writes value to state whole: a new file renamed over the old, so a
+// watcher killed while writing leaves the old value.
+func keep(state, value string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(state), ".kept-*")
+	if err != nil {
+		return err
+	}
+	_, err = tmp.WriteString(value)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), state)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+	}
+	return err
+}
+
 // Watch polls path every interval until its content, trimmed, is set and
-// differs from started, the value the watcher was started with: then it
-// returns ErrRestart. It returns nil when ctx ends (the pod is stopping:
-// the watcher must then exit with any code but ExitCode). A file that
+// differs from started, the value from Start: then it keeps that value in
+// state (unless state is empty) and returns ErrRestart. The value is kept
+// before the exit, so a watcher restarted with every container does not
+// ask again; only one killed in the moment between the two comes back
+// without asking. It returns nil when ctx ends (the pod is stopping: the
+// watcher must then exit with any code but ExitCode). A file that
 // cannot be read is read again at the next tick: the kubelet swaps the
 // file's directory atomically, and a watcher that gave up would leave the
 // pod unable to restart.
-func Watch(ctx context.Context, path, started string, interval time.Duration, logf func(string, ...any)) error {
+func Watch(ctx context.Context, path, state, started string, interval time.Duration, logf func(string, ...any)) error {
 	started = strings.TrimSpace(started)
 	t := time.NewTicker(interval)
 	defer t.Stop()
@@ -66,7 +122,13 @@ func Watch(ctx context.Context, path, started string, interval time.Duration, lo
 				lastErr = err.Error()
 			}
 		case asked(started, string(now)):
-			logf("in-place restart asked: %s is %q, was %q at start", path, strings.TrimSpace(string(now)), started)
+			value := strings.TrimSpace(string(now))
+			logf("in-place restart asked: %s is %q, the last value acted on %q", path, value, started)
+			if state != "" {
+				if err := keep(state, value); err != nil {
+					logf("cannot keep %q in %s: %v", value, state, err)
+				}
+			}
 			return ErrRestart
 		default:
 			lastErr = ""

@@ -22,8 +22,13 @@ func write(t *testing.T, path, value string) {
 }
 
 func watch(ctx context.Context, path, started string) <-chan error {
+	return watchKeeping(ctx, path, "", started)
+}
+
+// watchKeeping is watch with the value acted on kept in state.
+func watchKeeping(ctx context.Context, path, state, started string) <-chan error {
 	done := make(chan error, 1)
-	go func() { done <- Watch(ctx, path, started, 5*time.Millisecond, func(string, ...any) {}) }()
+	go func() { done <- Watch(ctx, path, state, started, 5*time.Millisecond, func(string, ...any) {}) }()
 	return done
 }
 
@@ -98,4 +103,46 @@ func TestTheWatcherAsksOnlyForAHigherValue(t *testing.T) {
 	stillWatching(t, done, "for a lower value")
 	write(t, path, "4")
 	asksForARestart(t, done)
+}
+
+// A watcher that exits for a reason of its own after an ask landed, before
+// it read it, is started again by the kubelet with the environment read
+// anew, which then says the asked value: compared with that, it would
+// never ask. It compares with the value it kept instead.
+func TestAWatcherRestartedAloneAsksWhatItHadNotActedOn(t *testing.T) {
+	dir := t.TempDir()
+	path, state := filepath.Join(dir, "restarts"), filepath.Join(dir, "state", "acted")
+	if err := os.Mkdir(filepath.Dir(state), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	logf := func(string, ...any) {}
+	write(t, path, "1")
+	if got := Start(state, "1", logf); got != "1" {
+		t.Fatalf("first start from %q, want the environment's 1", got)
+	}
+	// The ask lands; the watcher exits before it reads it (a crash, an OOM
+	// kill) and comes back with the environment saying 2.
+	write(t, path, "2")
+	started := Start(state, "2", logf)
+	if started != "1" {
+		t.Fatalf("restarted alone, it starts from %q, want the kept 1", started)
+	}
+	asksForARestart(t, watchKeeping(t.Context(), path, state, started))
+	// Every container restarts, the watcher with them: it acted on 2 and
+	// asks nothing more.
+	started = Start(state, "2", logf)
+	if started != "2" {
+		t.Fatalf("after the restart it asked for, it starts from %q, want 2", started)
+	}
+	stillWatching(t, watchKeeping(t.Context(), path, state, started), "for the value it acted on")
+}
+
+func TestAWatcherThatCannotKeepItsValueStartsFromItsEnvironment(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "no-such-dir", "acted")
+	if got := Start(state, " 3\n", func(string, ...any) {}); got != "3" {
+		t.Fatalf("started from %q, want 3", got)
+	}
+	if got := Start("", "4", func(string, ...any) {}); got != "4" {
+		t.Fatalf("without a state, started from %q, want 4", got)
+	}
 }

@@ -31,7 +31,17 @@ const (
 	inPlaceVolume      = "muster-in-place"
 	inPlaceMountPath   = "/etc/muster/in-place"
 	inPlaceFile        = "restarts"
+	// The restart watcher keeps the value it last acted on in a file of
+	// its own, on a volume that outlives its restarts
+	// (restartwatch.Start); it holds one number.
+	watcherStateVolume    = "muster-restart-watcher"
+	watcherStateMountPath = "/var/run/muster/restart-watcher"
+	watcherStateFile      = "acted"
 )
+
+// watcherStateLimit bounds the watcher's state volume: the node evicts a
+// pod whose emptyDir outgrows it, and one number never comes near.
+var watcherStateLimit = resource.MustParse("1Mi")
 
 // InPlace is how a job's pods are readied to restart in place.
 type InPlace struct {
@@ -67,6 +77,7 @@ func ApplyInPlace(pod *corev1.Pod, in InPlace) {
 	}
 	pod.Annotations[musterv1.AnnotationInPlaceRestarts] = "0"
 	spec := &pod.Spec
+	stateLimit := watcherStateLimit.DeepCopy()
 	spec.Volumes = append(spec.Volumes, corev1.Volume{
 		Name: inPlaceVolume,
 		VolumeSource: corev1.VolumeSource{DownwardAPI: &corev1.DownwardAPIVolumeSource{
@@ -75,6 +86,9 @@ func ApplyInPlace(pod *corev1.Pod, in InPlace) {
 				FieldRef: annotationRef(musterv1.AnnotationInPlaceRestarts),
 			}},
 		}},
+	}, corev1.Volume{
+		Name:         watcherStateVolume,
+		VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{SizeLimit: &stateLimit}},
 	})
 	followAttemptLabels(spec.InitContainers, pod.Labels)
 	followAttemptLabels(spec.Containers, pod.Labels)
@@ -112,12 +126,16 @@ func restartWatcher(image string, containers []corev1.Container) corev1.Containe
 		Name:  RestartWatcherName,
 		Image: image,
 		Args: []string{"restart-watcher",
-			"--file=" + inPlaceMountPath + "/" + inPlaceFile},
+			"--file=" + inPlaceMountPath + "/" + inPlaceFile,
+			"--state=" + watcherStateMountPath + "/" + watcherStateFile},
 		Env: []corev1.EnvVar{{
 			Name:      musterv1.EnvInPlaceRestarts,
 			ValueFrom: &corev1.EnvVarSource{FieldRef: annotationRef(musterv1.AnnotationInPlaceRestarts)},
 		}},
-		VolumeMounts:  []corev1.VolumeMount{{Name: inPlaceVolume, MountPath: inPlaceMountPath, ReadOnly: true}},
+		VolumeMounts: []corev1.VolumeMount{
+			{Name: inPlaceVolume, MountPath: inPlaceMountPath, ReadOnly: true},
+			{Name: watcherStateVolume, MountPath: watcherStateMountPath},
+		},
 		RestartPolicy: new(corev1.ContainerRestartPolicyAlways),
 		RestartPolicyRules: []corev1.ContainerRestartRule{{
 			Action: corev1.ContainerRestartRuleActionRestartAllContainers,

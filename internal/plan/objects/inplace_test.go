@@ -84,6 +84,21 @@ func TestAPodReadiedToRestartInPlace(t *testing.T) {
 	if vol == nil || vol.DownwardAPI == nil || vol.DownwardAPI.Items[0].FieldRef.FieldPath != "metadata.annotations['"+musterv1.AnnotationInPlaceRestarts+"']" {
 		t.Errorf("the watcher's downward API volume = %+v", vol)
 	}
+	// The watcher keeps what it acted on where its restarts do not reach.
+	var state *corev1.Volume
+	for i := range pod.Spec.Volumes {
+		if pod.Spec.Volumes[i].Name == watcherStateVolume {
+			state = &pod.Spec.Volumes[i]
+		}
+	}
+	watcher := pod.Spec.InitContainers[0]
+	if state == nil || state.EmptyDir == nil || state.EmptyDir.SizeLimit == nil ||
+		!slices.Contains(watcher.Args, "--state="+watcherStateMountPath+"/"+watcherStateFile) ||
+		!slices.ContainsFunc(watcher.VolumeMounts, func(m corev1.VolumeMount) bool {
+			return m.Name == watcherStateVolume && m.MountPath == watcherStateMountPath && !m.ReadOnly
+		}) {
+		t.Errorf("the watcher's state volume = %+v, its args %q, its mounts %+v", state, watcher.Args, watcher.VolumeMounts)
+	}
 }
 
 func TestTheWatcherKeepsAGuaranteedPodGuaranteed(t *testing.T) {

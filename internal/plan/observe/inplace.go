@@ -31,12 +31,8 @@ const (
 )
 
 // InPlaceOf is where pod stands, from the restarts asked of it (its
-// muster.dev/in-place-restarts annotation) and those its node did. Each
-// restart of all containers restarts the restart watcher once, and only
-// the operator asks for them (objects.ApplyInPlace), so the watcher's
-// restart count is the number done; a watcher that crashed and was
-// restarted alone counts one more, which the next ask takes up
-// (NextInPlaceRestart).
+// muster.dev/in-place-restarts annotation) and those its node did
+// (doneRestarts).
 func InPlaceOf(pod *corev1.Pod) InPlaceRun {
 	asked, ok := AskedRestarts(pod)
 	if !ok || !hasWatcherRule(pod) {
@@ -116,7 +112,8 @@ func InPlaceFailure(pod *corev1.Pod) *corev1.Pod {
 // whether the operator looks or not, keeping only the last end. Each
 // restart of all containers adds one to every container's restart count
 // and to the watcher's, so what a container counts beyond the watcher are
-// the restarts it made alone. Known only while the pod runs what it was
+// the restarts it made alone (a watcher restarted alone hides one of
+// them: docs/failures.md). Known only while the pod runs what it was
 // asked (RunCurrent, or ended there): false while a restart is under way,
 // when the counts are caught between runs.
 func NodeRestarts(pod *corev1.Pod) (int32, bool) {
@@ -160,6 +157,13 @@ func AskedRestarts(pod *corev1.Pod) (int, bool) {
 	return n, err == nil && n >= 0
 }
 
+// doneRestarts is how many restarts of all containers pod's node did:
+// each restarts the restart watcher once, and only the operator asks for
+// them (objects.ApplyInPlace), so the watcher's restart count is the
+// number done. A watcher that exited on its own and was restarted alone
+// counts one more, which the next ask takes up (NextInPlaceRestart); one
+// restarted so with an ask pending acts on it at once, as it compares
+// with the value it last acted on (restartwatch.Start).
 func doneRestarts(pod *corev1.Pod) int32 {
 	if w := WatcherStatus(pod); w != nil {
 		return w.RestartCount

@@ -70,6 +70,30 @@ func RestartedAsAsked(pod *corev1.Pod, at time.Time) {
 	}
 }
 
+// WatcherRestartedAlone makes pod's restart watcher show it exited on its
+// own (a crash, an OOM kill) at at and was restarted alone, as its restart
+// policy has the node do: its restart count one more, its exit kept as
+// its last end, running again since at; the training containers run on.
+// The watcher compares with the value it last acted on (restartwatch.Start),
+// so one restarted with an ask pending acts on it at once: the node then
+// restarts every container.
+func WatcherRestartedAlone(pod *corev1.Pod, at time.Time) {
+	w := observe.WatcherStatus(pod)
+	if w == nil || w.State.Running == nil {
+		return
+	}
+	asked, _ := observe.AskedRestarts(pod)
+	pending := int(w.RestartCount) < asked
+	t := metav1.NewTime(at)
+	w.RestartCount++
+	w.LastTerminationState = corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: 2, Reason: "Error", StartedAt: w.State.Running.StartedAt, FinishedAt: t}}
+	w.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: t}}
+	if pending {
+		RestartedAllContainers(pod, at)
+	}
+}
+
 // RestartedAlone makes pod's training container (its first) show it failed
 // with code at and was restarted alone, as its restart rule has the node
 // do: restarted once more, its exit kept as its last end. The pod runs on.
