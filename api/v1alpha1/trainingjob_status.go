@@ -290,6 +290,15 @@ type TaskStatus struct {
 	// +kubebuilder:validation:Minimum=0
 	// +optional
 	NodeRestarts int32 `json:"nodeRestarts,omitempty"`
+	// waiting says why the task's pod does not run yet, when one of its
+	// containers waits for a reason other than its turn: the container and
+	// the node's reason, e.g. "muster-restart-watcher: ImagePullBackOff"
+	// (an image that cannot be pulled, a Secret or ConfigMap it needs
+	// missing, an init container crash-looping). Unset otherwise. Each
+	// role's status keeps it for its first 8 such tasks.
+	// +kubebuilder:validation:MaxLength=160
+	// +optional
+	Waiting string `json:"waiting,omitempty"`
 	// deletionPending marks a task removed by a scale-down: it no longer
 	// counts for completion and is never reused; it leaves status once its
 	// pod is gone and every task after it has left too.

@@ -1666,6 +1666,7 @@ func autoConvert_v1alpha1_TaskStatus_To_v1beta1_TaskStatus(in *TaskStatus, out *
 	out.Restarts = in.Restarts
 	out.AccountableRestarts = in.AccountableRestarts
 	out.NodeRestarts = in.NodeRestarts
+	out.Waiting = in.Waiting
 	out.DeletionPending = in.DeletionPending
 	out.LastExit = (*v1beta1.ExitStatus)(unsafe.Pointer(in.LastExit))
 	return nil
@@ -1686,6 +1687,7 @@ func autoConvert_v1beta1_TaskStatus_To_v1alpha1_TaskStatus(in *v1beta1.TaskStatu
 	out.Restarts = in.Restarts
 	out.AccountableRestarts = in.AccountableRestarts
 	out.NodeRestarts = in.NodeRestarts
+	out.Waiting = in.Waiting
 	out.DeletionPending = in.DeletionPending
 	out.LastExit = (*ExitStatus)(unsafe.Pointer(in.LastExit))
 	return nil

@@ -21,6 +21,7 @@ import (
 	musterv1 "github.com/muster-dev/muster/api/v1beta1"
 	"github.com/muster-dev/muster/internal/leader"
 	"github.com/muster-dev/muster/internal/plan/objects"
+	"github.com/muster-dev/muster/internal/plan/observe"
 )
 
 // CacheOptions limits the operator's cache to what it owns: pods and
@@ -212,7 +213,9 @@ func plannedConditions(all []corev1.PodCondition) []corev1.PodCondition {
 }
 
 // containerEnds are the containers that have ended, with their name and
-// end only: planning reads how a container ended, never how it runs. Of a
+// end only, and those that wait for a reason worth telling, with that
+// reason (observe.WaitingReason): planning reads how a container ended,
+// and the task's status why it waits, never how it runs. Of a
 // pod that restarts in place it also keeps the restart watcher's start,
 // and each container's restart count and last end: how its node restarted
 // it, and the failures its restart rule restarted alone
@@ -221,6 +224,10 @@ func containerEnds(all []corev1.ContainerStatus, inPlace bool) []corev1.Containe
 	var out []corev1.ContainerStatus
 	for _, c := range all {
 		kept := corev1.ContainerStatus{Name: intern(c.Name), State: corev1.ContainerState{Terminated: c.State.Terminated}}
+		if reason := observe.WaitingReason(c); reason != "" {
+			// Why it waits, for the task's status (observe.Waiting).
+			kept.State.Waiting = &corev1.ContainerStateWaiting{Reason: intern(reason)}
+		}
 		if inPlace {
 			// The restart counts tell the restarts a container made alone
 			// (observe.NodeRestarts).
@@ -230,7 +237,7 @@ func containerEnds(all []corev1.ContainerStatus, inPlace bool) []corev1.Containe
 				kept.State.Running = c.State.Running
 			}
 		}
-		if kept.State.Terminated != nil || kept.LastTerminationState.Terminated != nil || (inPlace && c.Name == objects.RestartWatcherName) {
+		if kept.State.Terminated != nil || kept.State.Waiting != nil || kept.LastTerminationState.Terminated != nil || (inPlace && c.Name == objects.RestartWatcherName) {
 			out = append(out, kept)
 		}
 	}

@@ -97,9 +97,22 @@ func TestTrimmedPodsPlanAlike(t *testing.T) {
 	resetting := inPlace(6)
 	resetting.Annotations[musterv1.AnnotationInPlaceRestarts] = "2"
 	resetting.Status.Conditions = []corev1.PodCondition{{Type: corev1.AllContainersRestarting, Status: corev1.ConditionTrue}}
-	job.Spec.Roles[0].Replicas = ptr.To(int32(7))
+	// A pod whose restart watcher's image cannot be pulled: its task's
+	// status says so.
+	pulling, err := objects.DesiredPod(job, &job.Spec.Roles[0], 7, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objects.ApplyInPlace(pulling, objects.InPlace{WatcherImage: "m"})
+	pulling.UID, pulling.Spec.NodeName = "uid-7", "node-a"
+	pulling.Status = corev1.PodStatus{Phase: corev1.PodPending,
+		InitContainerStatuses: []corev1.ContainerStatus{{Name: objects.RestartWatcherName, State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: "ErrImagePull", Message: "failed to pull image \"m\": 401 Unauthorized"}}}},
+		ContainerStatuses: []corev1.ContainerStatus{{Name: pulling.Spec.Containers[0].Name, State: corev1.ContainerState{
+			Waiting: &corev1.ContainerStateWaiting{Reason: "PodInitializing"}}}}}
+	job.Spec.Roles[0].Replicas = ptr.To(int32(8))
 	var whole, trimmed []*corev1.Pod
-	for _, p := range []*corev1.Pod{running, failed, unschedulable, preempted, evicted, rerun, resetting} {
+	for _, p := range []*corev1.Pod{running, failed, unschedulable, preempted, evicted, rerun, resetting, pulling} {
 		p = asFromANode(p, now.Add(-time.Hour))
 		whole = append(whole, p)
 		out, err := trimPod(p.DeepCopy())
@@ -134,6 +147,9 @@ func TestTrimmedPodsPlanAlike(t *testing.T) {
 			(observe.DeletedByDisruption(p) == nil) != (observe.DeletedByDisruption(tp) == nil) {
 			t.Errorf("%s: observed differently once trimmed", p.Name)
 		}
+		if observe.Waiting(p) != observe.Waiting(tp) {
+			t.Errorf("%s: waits for %q once trimmed, for %q whole", p.Name, observe.Waiting(tp), observe.Waiting(p))
+		}
 		if tp.Status.PodIP != p.Status.PodIP || tp.Spec.NodeName != p.Spec.NodeName {
 			t.Errorf("%s: lost its IP or node", p.Name)
 		}
@@ -144,6 +160,9 @@ func TestTrimmedPodsPlanAlike(t *testing.T) {
 	}
 	if d := cmp.Diff(in(whole), in(trimmed)); d != "" {
 		t.Errorf("the plan differs (-whole +trimmed):\n%s", d)
+	}
+	if got := observe.Waiting(trimmed[7]); got != objects.RestartWatcherName+": ImagePullBackOff" {
+		t.Errorf("a pod whose watcher image cannot be pulled waits for %q", got)
 	}
 
 	// And the trim did drop what planning never reads.

@@ -93,6 +93,8 @@ func (a *applier) recreateInPlacePod(ts *musterv1.TaskStatus, pod *corev1.Pod, w
 // apply moves one task along its state machine. See
 // docs/state-machine.md.
 func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep) {
+	// Why the pod waits is told while it waits, and only then.
+	ts.Waiting = ""
 	switch s.kind {
 	case stepNone:
 	case stepScaleDown:
@@ -105,6 +107,7 @@ func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep
 		a.replaceEnded(role, ts, s.pod)
 	case stepRestartingInPlace:
 		ts.State = musterv1.TaskRestarting
+		ts.Waiting = observe.Waiting(s.pod)
 		// Back when the restart is overdue, if nothing else has come.
 		a.out.RequeueWithin(s.left)
 	case stepStopRerun:
@@ -120,6 +123,7 @@ func (a *applier) apply(role *musterv1.Role, ts *musterv1.TaskStatus, s taskStep
 		if ts.State != musterv1.TaskRestarting {
 			ts.State = musterv1.TaskPending
 		}
+		ts.Waiting = observe.Waiting(s.pod)
 		a.checkPending(role, ts, s.pod)
 	case stepEndLater:
 		a.out.RequeueWithin(time.Millisecond)

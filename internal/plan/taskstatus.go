@@ -37,6 +37,10 @@ import (
 // recentExits is how many last exits of each role status keeps.
 const recentExits = 8
 
+// recentWaiting is how many tasks of each role status says, at most, why
+// their pods wait (TaskStatus.waiting): the first, by index.
+const recentWaiting = 8
+
 // vanishedUID marks a pending or running task whose pod is gone: it ended
 // unseen (deleted by someone else, or lost with its node).
 const vanishedUID types.UID = "vanished"
@@ -94,8 +98,17 @@ func summarizeTasks(status *musterv1.TrainingJobStatus) {
 		rs := &status.Roles[i]
 		keep := keptExits(rs.Tasks)
 		out := make([]musterv1.TaskStatus, 0, 4)
+		waiting := 0
 		for _, t := range rs.Tasks {
 			e := shortEntry(t, keep[t.Index])
+			if e.Waiting != "" {
+				// The first few tell why pods wait: many pods of a role wait
+				// for one reason, and tasks alike share an entry only when
+				// they say the same.
+				if waiting++; waiting > recentWaiting {
+					e.Waiting = ""
+				}
+			}
 			if n := len(out); n > 0 && alike(out[n-1], e) && out[n-1].Index+max(out[n-1].Count, 1) == e.Index {
 				out[n-1].Count = max(out[n-1].Count, 1) + 1
 				continue

@@ -270,3 +270,24 @@ func runDemoIn(t *testing.T, g gomega.Gomega, ns string, worlds []int) *demo.Rep
 	g.Expect(err).NotTo(gomega.HaveOccurred())
 	return rep
 }
+
+// A task whose pod cannot start says why in the job's status: here its
+// image cannot be pulled (a reference the node refuses, as it refuses a
+// private image it has no credentials for).
+func TestATaskSaysWhyItsPodCannotStart(t *testing.T) {
+	hostCPU.shared(t)
+	g := gomega.NewWithT(t)
+	c := cluster.Client
+	ns := cluster.Namespace(t, g)
+	job := testutil.MakeJob("nopull", ns).Role("worker", 1).Template(python("print('never')")).Obj()
+	job.Spec.Roles[0].Template.Spec.Containers[0].Image = "127.0.0.1/Not-A-Valid-Reference:1"
+	g.Expect(c.Create(context.Background(), job)).To(gomega.Succeed())
+	container := job.Spec.Roles[0].Template.Spec.Containers[0].Name
+	got := framework.WaitJob(g, c, ns, "nopull", jobTimeout, func(g gomega.Gomega, j *musterv1.TrainingJob) {
+		g.Expect(j.Status.Roles).NotTo(gomega.BeEmpty())
+		g.Expect(j.Status.Roles[0].Tasks).NotTo(gomega.BeEmpty())
+		g.Expect(j.Status.Roles[0].Tasks[0].Waiting).To(gomega.Equal(container + ": ImagePullBackOff"))
+	})
+	g.Expect(got.Status.Phase).To(gomega.Equal(musterv1.PhasePending))
+	g.Expect(got.Status.Roles[0].Tasks[0].State).To(gomega.Equal(musterv1.TaskPending))
+}

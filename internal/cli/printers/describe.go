@@ -160,6 +160,9 @@ func (d *describer) tasks() {
 			if t.DeletionPending {
 				state += " (scaled away)"
 			}
+			if t.Waiting != "" {
+				state += " (" + t.Waiting + ")"
+			}
 			// A single task's pod is named by its job, role and index
 			// (status no longer writes it).
 			pod := t.Pod

@@ -141,3 +141,19 @@ func TestProgressInGetAndDescribe(t *testing.T) {
 		t.Errorf("an epoch without a total: %q", got)
 	}
 }
+
+// A task whose pod cannot start says why beside its state.
+func TestDescribeSaysWhyATaskWaits(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").Role("worker", 2).Obj()
+	job.Status.Roles = []musterv1.RoleStatus{{Name: "worker", Tasks: []musterv1.TaskStatus{
+		{Index: 0, State: musterv1.TaskRunning, Attempts: 1},
+		{Index: 1, State: musterv1.TaskPending, Attempts: 1, Waiting: "muster-restart-watcher: ImagePullBackOff"},
+	}}}
+	var out strings.Builder
+	if err := Describe(&out, job, nil, time.Unix(1000, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "Pending (muster-restart-watcher: ImagePullBackOff)") {
+		t.Errorf("the waiting task does not say why:\n%s", got)
+	}
+}

@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -62,5 +63,31 @@ func TestSort(t *testing.T) {
 	}
 	if !got.Held("j-w-0") || got.Held("j-w-1") {
 		t.Error("a stray holds its name, a task's pod does not")
+	}
+}
+
+func TestWaiting(t *testing.T) {
+	waiting := func(name, reason string) corev1.ContainerStatus {
+		return corev1.ContainerStatus{Name: name, State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason}}}
+	}
+	long := strings.Repeat("x", 300)
+	for _, tc := range []struct {
+		name       string
+		init, main []corev1.ContainerStatus
+		want       string
+	}{
+		{"nothing reported yet", nil, nil, ""},
+		{"waiting its turn", []corev1.ContainerStatus{waiting("watcher", "ContainerCreating")}, []corev1.ContainerStatus{waiting("main", "PodInitializing")}, ""},
+		{"an init container's image", []corev1.ContainerStatus{waiting("watcher", "ImagePullBackOff")}, []corev1.ContainerStatus{waiting("main", "PodInitializing")}, "watcher: ImagePullBackOff"},
+		{"a pull being retried reads the same", []corev1.ContainerStatus{waiting("watcher", "ErrImagePull")}, nil, "watcher: ImagePullBackOff"},
+		{"a training container's missing Secret", nil, []corev1.ContainerStatus{waiting("main", "CreateContainerConfigError")}, "main: CreateContainerConfigError"},
+		{"bounded", nil, []corev1.ContainerStatus{waiting("main", long)}, ("main: " + long)[:maxWaiting]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{Status: corev1.PodStatus{InitContainerStatuses: tc.init, ContainerStatuses: tc.main}}
+			if got := Waiting(pod); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -44,3 +44,42 @@ func Unschedulable(pod *corev1.Pod) bool {
 	}
 	return false
 }
+
+// maxWaiting bounds Waiting's text, as the status schema does
+// (TaskStatus.waiting).
+const maxWaiting = 160
+
+// Waiting is why pod does not run yet when one of its containers, init
+// containers first, waits for a reason other than its turn: the
+// container's name and the node's reason, e.g. "main: ImagePullBackOff".
+// Empty when none does. ErrImagePull is told as ImagePullBackOff: the
+// node alternates the two while it retries the pull, and the task's status
+// would change with each.
+func Waiting(pod *corev1.Pod) string {
+	for _, list := range [][]corev1.ContainerStatus{pod.Status.InitContainerStatuses, pod.Status.ContainerStatuses} {
+		for _, c := range list {
+			if reason := WaitingReason(c); reason != "" {
+				s := c.Name + ": " + reason
+				return s[:min(len(s), maxWaiting)]
+			}
+		}
+	}
+	return ""
+}
+
+// WaitingReason is the reason a container waits, when it is worth telling:
+// not while it waits its turn (behind the init containers, or being
+// created).
+func WaitingReason(c corev1.ContainerStatus) string {
+	w := c.State.Waiting
+	if w == nil {
+		return ""
+	}
+	switch w.Reason {
+	case "", "PodInitializing", "ContainerCreating":
+		return ""
+	case "ErrImagePull":
+		return "ImagePullBackOff"
+	}
+	return w.Reason
+}
