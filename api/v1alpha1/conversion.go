@@ -93,11 +93,11 @@ type betaFields struct {
 	// PaddleLauncher is spec.runtime.paddle.launcher, which v1alpha1
 	// cannot change either.
 	PaddleLauncher v1beta1.PaddleLauncher `json:"paddleLauncher,omitempty"`
-	// Topology is spec.scheduling.topology and RoleTopology each role's
-	// spec.roles[].topology, by position, which v1alpha1 cannot change
-	// either.
-	Topology     *v1beta1.Topology `json:"topology,omitempty"`
-	RoleTopology []roleTopology    `json:"roleTopology,omitempty"`
+	// Topology is spec.scheduling.topology and Roles each role's
+	// spec.roles[].topology and restartMode, by position, which v1alpha1
+	// cannot change either.
+	Topology *v1beta1.Topology `json:"topology,omitempty"`
+	Roles    []roleKept        `json:"roleTopology,omitempty"`
 }
 
 // keptTopology is t to keep, nil when it is empty.
@@ -108,17 +108,19 @@ func keptTopology(t v1beta1.Topology) *v1beta1.Topology {
 	return &t
 }
 
-// roleTopology is a role's topology, nil for none, kept under the role's
-// name: restored only to a role of that name at that position.
-type roleTopology struct {
-	Role     string            `json:"role"`
-	Topology *v1beta1.Topology `json:"topology,omitempty"`
+// roleKept is what a role holds that v1alpha1 cannot, kept under the
+// role's name: restored only to a role of that name at that position. Its
+// topology is nil for none.
+type roleKept struct {
+	Role        string              `json:"role"`
+	Topology    *v1beta1.Topology   `json:"topology,omitempty"`
+	RestartMode v1beta1.RestartMode `json:"restartMode,omitempty"`
 }
 
 // empty is whether nothing is kept.
 func (b betaFields) empty() bool {
 	return b.Rules == nil && b.Retry == nil && b.Scopes == nil && b.ResumeRequest == "" && b.RestartMode == "" &&
-		b.Progress == nil && b.PaddleLauncher == "" && b.Topology == nil && b.RoleTopology == nil
+		b.Progress == nil && b.PaddleLauncher == "" && b.Topology == nil && b.Roles == nil
 }
 
 // ConvertTo converts this job to the hub version, v1beta1.
@@ -169,9 +171,9 @@ func (dst *TrainingJob) ConvertFrom(hub conversion.Hub) error {
 		keep.PaddleLauncher = rt.Paddle.Launcher
 	}
 	keep.Topology = keptTopology(in.Spec.Scheduling.Topology)
-	if slices.ContainsFunc(in.Spec.Roles, func(r v1beta1.Role) bool { return keptTopology(r.Topology) != nil }) {
+	if slices.ContainsFunc(in.Spec.Roles, func(r v1beta1.Role) bool { return keptTopology(r.Topology) != nil || r.RestartMode != "" }) {
 		for _, r := range in.Spec.Roles {
-			keep.RoleTopology = append(keep.RoleTopology, roleTopology{Role: r.Name, Topology: keptTopology(r.Topology)})
+			keep.Roles = append(keep.Roles, roleKept{Role: r.Name, Topology: keptTopology(r.Topology), RestartMode: r.RestartMode})
 		}
 	}
 	return putAnnotation(&dst.ObjectMeta, AnnotationV1beta1Fields, keep, !keep.empty())
@@ -279,11 +281,15 @@ func restoreBeta(dst *v1beta1.TrainingJob, from *TrainingJob, lost betaFields) {
 	if lost.Topology != nil {
 		dst.Spec.Scheduling.Topology = *lost.Topology
 	}
-	if len(lost.RoleTopology) == len(dst.Spec.Roles) {
-		for i, kept := range lost.RoleTopology {
-			if dst.Spec.Roles[i].Name == kept.Role && kept.Topology != nil {
+	if len(lost.Roles) == len(dst.Spec.Roles) {
+		for i, kept := range lost.Roles {
+			if dst.Spec.Roles[i].Name != kept.Role {
+				continue
+			}
+			if kept.Topology != nil {
 				dst.Spec.Roles[i].Topology = *kept.Topology
 			}
+			dst.Spec.Roles[i].RestartMode = kept.RestartMode
 		}
 	}
 }

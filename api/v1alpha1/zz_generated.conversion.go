@@ -1385,6 +1385,7 @@ func autoConvert_v1beta1_Role_To_v1alpha1_Role(in *v1beta1.Role, out *Role, s co
 	out.Replicas = (*int32)(unsafe.Pointer(in.Replicas))
 	out.RestartPolicy = RestartPolicy(in.RestartPolicy)
 	// WARNING: in.RestartScope requires manual conversion: does not exist in peer-type
+	// WARNING: in.RestartMode requires manual conversion: does not exist in peer-type
 	out.GracefulDeletionTimeoutSeconds = (*int64)(unsafe.Pointer(in.GracefulDeletionTimeoutSeconds))
 	// WARNING: in.Topology requires manual conversion: does not exist in peer-type
 	out.DependsOn = *(*[]Dependency)(unsafe.Pointer(&in.DependsOn))

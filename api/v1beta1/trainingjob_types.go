@@ -181,6 +181,16 @@ type Role struct {
 	// +optional
 	RestartScope RestartScope `json:"restartScope,omitempty"`
 
+	// restartMode is how the role's restarts happen, InPlace or Recreate
+	// (as spec.failurePolicy.restartMode says), for this role alone. Unset:
+	// the job's. A role whose pods run on a node pool that scales to zero
+	// opts out of restarts in place here: the operator's default, Auto,
+	// decides from the nodes that exist, and the pool's nodes, once made,
+	// may not restart pods in place.
+	// +kubebuilder:validation:Enum=InPlace;Recreate
+	// +optional
+	RestartMode RestartMode `json:"restartMode,omitempty"`
+
 	// gracefulDeletionTimeoutSeconds is, when set, how long a pod of the role
 	// may stay terminating after its deletion was asked: then it is
 	// force-deleted, so its replacement can start even if its node is gone

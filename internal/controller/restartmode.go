@@ -132,6 +132,28 @@ func autoRestartMode(pods []*corev1.Pod, nodesInPlace bool) musterv1.RestartMode
 	return musterv1.RestartModeRecreate
 }
 
+// followingDefault are the pods of job's roles that name no restart mode
+// of their own: those Auto decided for. A role that opted out says
+// nothing about how the others were made.
+func followingDefault(job *musterv1.TrainingJob, pods []*corev1.Pod) []*corev1.Pod {
+	own := map[string]bool{}
+	for _, r := range job.Spec.Roles {
+		if r.RestartMode != "" {
+			own[r.Name] = true
+		}
+	}
+	if len(own) == 0 {
+		return pods
+	}
+	var out []*corev1.Pod
+	for _, p := range pods {
+		if !own[p.Labels[musterv1.LabelRole]] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // inPlaceSupport is what the operator offers job's plan for restarting in
 // place, with Auto worked out for the job: the plan takes values, and
 // follows no nodes.
@@ -140,7 +162,7 @@ func (r *Reconciler) inPlaceSupport(job *musterv1.TrainingJob, pods []*corev1.Po
 	if in.Default == RestartModeAuto {
 		in.Default = musterv1.RestartModeRecreate
 		if job.Spec.FailurePolicy.RestartMode == "" {
-			in.Default = autoRestartMode(pods, r.nodes.restartInPlace())
+			in.Default = autoRestartMode(followingDefault(job, pods), r.nodes.restartInPlace())
 		}
 	}
 	return in

@@ -284,3 +284,40 @@ func TestAutoMakesPodsForTheNodes(t *testing.T) {
 		})
 	}
 }
+
+// A role that names its own restart mode opts out of Auto: where the
+// nodes support restarts in place, its pods are made to be re-created
+// while the other roles' restart in place, and its pods say nothing of
+// how Auto decided for the others.
+func TestARoleOptsOutOfAuto(t *testing.T) {
+	job := testutil.MakeJob("j", "ns").UID("j-uid").Role("worker", 2).Role("ps", 1).
+		RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj()
+	job.Spec.Roles[1].RestartMode = musterv1.RestartModeRecreate
+	h := newHarness(t, job, interceptor.Funcs{}, Options{InPlace: plan.InPlaceSupport{WatcherImage: "m", Default: RestartModeAuto}})
+	n := node("n", corev1.ConditionTrue, false)
+	n.Status.DeclaredFeatures = []string{restartInPlaceFeature}
+	h.r.nodes.Create(context.Background(), event.CreateEvent{Object: n, IsInInitialList: true}, nil)
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	pods := h.pods()
+	if len(pods) != 3 {
+		t.Fatalf("%d pods, want 3", len(pods))
+	}
+	var psPods []*corev1.Pod
+	for i := range pods {
+		p := &pods[i]
+		watcher := len(p.Spec.InitContainers) > 0 && p.Spec.InitContainers[0].Name == objects.RestartWatcherName
+		if want := p.Labels[musterv1.LabelRole] == "worker"; watcher != want {
+			t.Errorf("%s made with the restart watcher: %v, want %v", p.Name, watcher, want)
+		}
+		if p.Labels[musterv1.LabelRole] == "ps" {
+			psPods = append(psPods, p)
+		}
+	}
+	// With only the opted-out role's pods left (the workers' gone), Auto
+	// still decides from the nodes, not from pods it did not make.
+	if got := autoRestartMode(followingDefault(job, psPods), true); got != musterv1.RestartModeInPlace {
+		t.Errorf("the workers' mode with only the ps pod left: %s, want InPlace", got)
+	}
+}

@@ -71,12 +71,16 @@ func (r *Result) restartInPlace(pod *corev1.Pod, attempt, taskAttempt int32, rea
 }
 
 // inPlaceFor is whether the pods of role are made to, and do, restart in
-// place: the job's restart mode (or the operator's default) is InPlace,
+// place: the role's restart mode, else the job's, else the operator's
+// default, is InPlace,
 // the operator knows the watcher's image, and no placeholder holds the
 // attempt in the pod's spec. A job with a gang backend keeps the gang
 // that placed its pods while they restart in place (gang.Placing).
 func (c *planContext) inPlaceFor(role *musterv1.Role) bool {
-	mode := c.job.Spec.FailurePolicy.RestartMode
+	mode := role.RestartMode
+	if mode == "" {
+		mode = c.job.Spec.FailurePolicy.RestartMode
+	}
 	if mode == "" {
 		mode = c.inPlace.Default
 	}
