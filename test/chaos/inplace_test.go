@@ -137,3 +137,76 @@ func (d *driver) failInPlace(pod corev1.Pod, code int32) error {
 		return k8s.Status().Update(ctx, &fresh)
 	})
 }
+
+// TestInPlaceFailuresWhileTheOperatorIsDown kills the operator and keeps
+// it down while a training container of a pod that restarts in place
+// fails again and again, each failure restarted alone by its node, which
+// keeps only the last exit. The operator that comes back charges every
+// one, exactly: three failures are three restarts and the task restarts;
+// three more with backoffLimit 5 end the job at exactly 5 restarts.
+func TestInPlaceFailuresWhileTheOperatorIsDown(t *testing.T) {
+	ns := namespace(t, "chaos-inplace-down")
+	m := startMonitor(t, ns)
+	inPlace := []string{"--restart-watcher-image=muster-operator:chaos", "--default-restart-mode=InPlace"}
+	d := &driver{ctx: context.Background(), ns: ns}
+	const name, n = "inplace-down", 2
+	if err := d.create(d.job(name).Role("w", n).RestartPolicy(musterv1.RestartPolicyOnFailure).
+		RestartScope(musterv1.RestartScopeTask).BackoffLimit(5)); err != nil {
+		t.Fatal(err)
+	}
+	op := startOperator(t, "", inPlace...)
+	pods, err := d.waitRunning(name, n, func(p corev1.Pod) bool { return len(p.Status.InitContainerStatuses) > 0 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := pods[0]
+	uid := failing.UID
+
+	failWhileDown := func(op *operator) {
+		t.Helper()
+		op.kill()
+		for range 3 {
+			if err := d.failInPlace(failing, 1); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	failWhileDown(op)
+	op = startOperator(t, "", inPlace...)
+	job, err := d.waitJob(name, "three restarts charged and the task running again", func(j *musterv1.TrainingJob) bool {
+		return j.Status.Restarts.Total >= 3 && j.Status.Phase == musterv1.PhaseRunning && tasksRunning(j) == n
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := job.Status.Restarts; got != (musterv1.RestartCounts{Total: 3, Accountable: 3}) {
+		t.Errorf("after three failures unseen: restarts %+v, want exactly 3", got)
+	}
+
+	failWhileDown(op)
+	startOperator(t, "", inPlace...)
+	job, err = d.waitJob(name, "failed past its budget", func(j *musterv1.TrainingJob) bool { return j.Status.Phase == musterv1.PhaseFailed })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := job.Status.Restarts; got != (musterv1.RestartCounts{Total: 5, Accountable: 5}) {
+		t.Errorf("after three more: restarts %+v, want exactly the budget, 5", got)
+	}
+	if c := job.Status.Completion; c == nil || c.Reason != musterv1.ReasonBackoffLimitExceeded {
+		t.Errorf("completion %+v, want %s", c, musterv1.ReasonBackoffLimitExceeded)
+	}
+	var fresh corev1.Pod
+	if err := k8s.Get(d.ctx, types.NamespacedName{Namespace: ns, Name: failing.Name}, &fresh); err == nil && fresh.UID != uid {
+		t.Errorf("pod %s was re-created: it restarts in place", failing.Name)
+	}
+	m.check(t)
+}
+
+// tasksRunning is how many of job's tasks are Running.
+func tasksRunning(j *musterv1.TrainingJob) int32 {
+	var n int32
+	for _, rs := range j.Status.Roles {
+		n += rs.Running
+	}
+	return n
+}

@@ -106,7 +106,8 @@ spec:
 // when Muster asks (its muster.dev/in-place-restarts annotation goes above
 // the restart watcher's restart count), as kubelet 1.36's
 // RestartAllContainers ends: the pod keeps its UID and IP, every container
-// counts one more restart, init containers ran again (a native sidecar
+// counts one more restart than it did (its restarts alone stay counted, as
+// the kubelet keeps them; one step per restart asked), init containers ran again (a native sidecar
 // runs), the others run anew with the last end the kubelet gives a removed
 // container. The selector compares in a JQ expression: KWOK 0.8's CEL
 // fails to compile a macro over a pod's container statuses ("unexpected
@@ -137,13 +138,16 @@ spec:
   next:
     statusTemplate: |
       {{ $now := Now }}
-      {{ $n := index .metadata.annotations "muster.dev/in-place-restarts" }}
+      {{ $statuses := .status.containerStatuses }}
+      {{ $initStatuses := .status.initContainerStatuses }}
       containerStatuses:
       {{ range .spec.containers }}
+      {{ $name := .name }}{{ $count := 0 }}
+      {{ range $statuses }}{{ if eq .name $name }}{{ $count = .restartCount }}{{ end }}{{ end }}
       - image: {{ .image | Quote }}
         name: {{ .name | Quote }}
         ready: true
-        restartCount: {{ $n }}
+        restartCount: {{ add1 $count }}
         lastState:
           terminated:
             exitCode: 137
@@ -155,10 +159,12 @@ spec:
       {{ end }}
       initContainerStatuses:
       {{ range .spec.initContainers }}
+      {{ $name := .name }}{{ $count := 0 }}
+      {{ range $initStatuses }}{{ if eq .name $name }}{{ $count = .restartCount }}{{ end }}{{ end }}
       - image: {{ .image | Quote }}
         name: {{ .name | Quote }}
         ready: true
-        restartCount: {{ $n }}
+        restartCount: {{ add1 $count }}
         {{ if eq .restartPolicy "Always" }}
         started: true
         state:
