@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sync"
 	"syscall"
@@ -63,8 +65,16 @@ func TestLosingRankZeroDoesNotEndTheJob(t *testing.T) {
 	ns := cluster.Namespace(t, g)
 	bins, _, err := cluster.BinaryPaths()
 	g.Expect(err).NotTo(gomega.HaveOccurred())
-	out, err := exec.Command(bins.Kubectl(), "--kubeconfig", cluster.Kubeconfig(), "apply", "--server-side", "-n", ns,
-		"-k", filepath.Join(cluster.Root, "examples", "pytorch-elastic")).CombinedOutput()
+	// The example as shipped, trained for 60 epochs rather than 30: rank 0
+	// is lost only once a read of its reports has landed (every 30 s),
+	// and the world it leaves must still have epochs to train.
+	rendered, err := exec.Command(bins.Kubectl(), "kustomize", filepath.Join(cluster.Root, "examples", "pytorch-elastic")).Output()
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	epochs := regexp.MustCompile(`(name: EPOCHS\s+value: )"30"`)
+	g.Expect(epochs.Match(rendered)).To(gomega.BeTrue(), "the example sets EPOCHS to 30:\n%s", rendered)
+	apply := exec.Command(bins.Kubectl(), "--kubeconfig", cluster.Kubeconfig(), "apply", "--server-side", "-n", ns, "-f", "-")
+	apply.Stdin = bytes.NewReader(epochs.ReplaceAll(rendered, []byte(`${1}"60"`)))
+	out, err := apply.CombinedOutput()
 	g.Expect(err).NotTo(gomega.HaveOccurred(), string(out))
 
 	ctx, cancel := context.WithCancel(context.Background())
