@@ -247,6 +247,23 @@ func TestAutoOrRecreate(t *testing.T) {
 // Under Auto a job that names no restart mode gets pods made to restart in
 // place where the nodes support it, and pods made to be re-created where
 // they do not; one that names its mode gets it.
+// autoMadePods are the pods an operator whose default is Auto makes for
+// job's first plan, on a cluster of one Ready node that declares the
+// in-place feature or not.
+func autoMadePods(t *testing.T, job *musterv1.TrainingJob, declares bool) []corev1.Pod {
+	t.Helper()
+	h := newHarness(t, job, interceptor.Funcs{}, Options{InPlace: plan.InPlaceSupport{WatcherImage: "m", Default: RestartModeAuto}})
+	n := node("n", corev1.ConditionTrue, false)
+	if declares {
+		n.Status.DeclaredFeatures = []string{restartInPlaceFeature}
+	}
+	h.r.nodes.Create(context.Background(), event.CreateEvent{Object: n, IsInInitialList: true}, nil)
+	if _, err := h.reconcile(); err != nil {
+		t.Fatal(err)
+	}
+	return h.pods()
+}
+
 func TestAutoMakesPodsForTheNodes(t *testing.T) {
 	cases := map[string]struct {
 		declares bool
@@ -262,16 +279,7 @@ func TestAutoMakesPodsForTheNodes(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			job := twoWorkers()
 			job.Spec.FailurePolicy.RestartMode = tc.mode
-			h := newHarness(t, job, interceptor.Funcs{}, Options{InPlace: plan.InPlaceSupport{WatcherImage: "m", Default: RestartModeAuto}})
-			n := node("n", corev1.ConditionTrue, false)
-			if tc.declares {
-				n.Status.DeclaredFeatures = []string{restartInPlaceFeature}
-			}
-			h.r.nodes.Create(context.Background(), event.CreateEvent{Object: n, IsInInitialList: true}, nil)
-			if _, err := h.reconcile(); err != nil {
-				t.Fatal(err)
-			}
-			pods := h.pods()
+			pods := autoMadePods(t, job, tc.declares)
 			if len(pods) != 2 {
 				t.Fatalf("%d pods, want 2", len(pods))
 			}
@@ -293,14 +301,7 @@ func TestARoleOptsOutOfAuto(t *testing.T) {
 	job := testutil.MakeJob("j", "ns").UID("j-uid").Role("worker", 2).Role("ps", 1).
 		RestartPolicy(musterv1.RestartPolicyOnFailure).WithDefaults().Obj()
 	job.Spec.Roles[1].RestartMode = musterv1.RestartModeRecreate
-	h := newHarness(t, job, interceptor.Funcs{}, Options{InPlace: plan.InPlaceSupport{WatcherImage: "m", Default: RestartModeAuto}})
-	n := node("n", corev1.ConditionTrue, false)
-	n.Status.DeclaredFeatures = []string{restartInPlaceFeature}
-	h.r.nodes.Create(context.Background(), event.CreateEvent{Object: n, IsInInitialList: true}, nil)
-	if _, err := h.reconcile(); err != nil {
-		t.Fatal(err)
-	}
-	pods := h.pods()
+	pods := autoMadePods(t, job, true)
 	if len(pods) != 3 {
 		t.Fatalf("%d pods, want 3", len(pods))
 	}
