@@ -56,26 +56,37 @@ var ErrRestart = errors.New("the operator asked for an in-place restart")
 // Start is the value a watcher compares against: the one kept in state
 // (the value it last acted on), and on its first start, when state holds
 // none, started, the value its environment gave, which it then keeps. An
-// empty state keeps nothing, and a state that cannot be read or written
-// leaves the environment's value (logged): what a watcher without a state
-// volume does.
+// empty state keeps nothing, and a state that cannot be read or written,
+// or holds no number, leaves the environment's value (logged): what a
+// watcher without a state volume does. Only numbers are kept: an empty
+// value, taken for the one acted on, would make any value an ask.
 func Start(state, started string, logf func(string, ...any)) string {
 	started = strings.TrimSpace(started)
 	if state == "" {
 		return started
 	}
 	kept, err := os.ReadFile(state)
-	if err == nil {
+	switch {
+	case err == nil && isNumber(strings.TrimSpace(string(kept))):
 		return strings.TrimSpace(string(kept))
-	}
-	if !errors.Is(err, os.ErrNotExist) {
+	case err == nil:
+		logf("%s holds %q, not a number: starting from %q", state, kept, started)
+	case !errors.Is(err, os.ErrNotExist):
 		logf("cannot read %s, starting from %q: %v", state, started, err)
+		return started
+	}
+	if !isNumber(started) {
 		return started
 	}
 	if err := keep(state, started); err != nil {
 		logf("cannot keep %q in %s: %v", started, state, err)
 	}
 	return started
+}
+
+func isNumber(v string) bool {
+	_, err := strconv.ParseInt(v, 10, 64)
+	return err == nil
 }
 
 // keep writes value to state whole: a new file renamed over the old, so a
@@ -124,7 +135,7 @@ func Watch(ctx context.Context, path, state, started string, interval time.Durat
 		case asked(started, string(now)):
 			value := strings.TrimSpace(string(now))
 			logf("in-place restart asked: %s is %q, the last value acted on %q", path, value, started)
-			if state != "" {
+			if state != "" && isNumber(value) {
 				if err := keep(state, value); err != nil {
 					logf("cannot keep %q in %s: %v", value, state, err)
 				}

@@ -146,3 +146,25 @@ func TestAWatcherThatCannotKeepItsValueStartsFromItsEnvironment(t *testing.T) {
 		t.Fatalf("without a state, started from %q, want 4", got)
 	}
 }
+
+// A kept value that is not a number (an empty file, say) is not taken
+// for the one acted on: compared with it, any value would ask.
+func TestAKeptValueThatIsNotANumberIsNotTrusted(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "acted")
+	write(t, state, "")
+	logf := func(string, ...any) {}
+	if got := Start(state, "2", logf); got != "2" {
+		t.Fatalf("started from %q, want the environment's 2", got)
+	}
+	if kept, err := os.ReadFile(state); err != nil || string(kept) != "2" {
+		t.Errorf("kept %q (%v), want 2 in place of what was not a number", kept, err)
+	}
+	// An empty environment (an annotation not set yet) keeps nothing.
+	empty := filepath.Join(t.TempDir(), "acted")
+	if got := Start(empty, "", logf); got != "" {
+		t.Fatalf("started from %q, want empty", got)
+	}
+	if _, err := os.Stat(empty); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an empty value was kept: %v", err)
+	}
+}
